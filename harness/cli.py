@@ -1,0 +1,108 @@
+"""The `harness` command: `eval` and `suites` (more subcommands arrive with their issues)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import click
+
+from harness.errors import HarnessUsageError
+
+
+def _usage_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Print a user's mistake as one line on stderr and exit 2, with no traceback."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HarnessUsageError as ex:
+            click.echo(f"harness: error: {ex}", err=True)
+            sys.exit(2)
+
+    return wrapper
+
+
+@click.group()
+@click.version_option(package_name="harness")
+def main() -> None:
+    """Evaluate language models with intervals, paired tests and honest error counts."""
+
+
+@main.command("eval")
+@click.option("--suite", required=True, help="Suite to run (see `harness suites`).")
+@click.option("--model", "models", multiple=True, required=True, help="Model spec; repeatable.")
+@click.option("--limit", type=int, default=None, help="Samples per task.")
+@click.option("--epochs", type=int, default=1, show_default=True, help="Samples per problem.")
+@click.option("--seed", type=int, default=None, help="Generation seed for every model.")
+@click.option("--log-dir", default="logs", show_default=True, help="Where logs go (and resume).")
+@click.option(
+    "--data-dir", default=None, help="Local data folder (else $HARNESS_DATA_DIR, else hub)."
+)
+@click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument.")
+@click.option("-M", "model_args", multiple=True, metavar="KEY=VALUE", help="Model argument.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON list.")
+@click.option(
+    "--display",
+    type=click.Choice(["full", "rich", "plain", "log", "none"]),
+    default=None,
+    help="inspect-ai's progress display.",
+)
+@_usage_errors
+def eval_command(
+    suite: str,
+    models: tuple[str, ...],
+    limit: int | None,
+    epochs: int,
+    seed: int | None,
+    log_dir: str,
+    data_dir: str | None,
+    task_args: tuple[str, ...],
+    model_args: tuple[str, ...],
+    as_json: bool,
+    display: str | None,
+) -> None:
+    """Run a suite on one or more models and print each score with its 95% interval."""
+    from harness.kv_args import parse_kv
+    from harness.run import EvalRequest, run_eval
+    from harness.summary_table import print_rows
+
+    request = EvalRequest(
+        suite=suite,
+        models=models,
+        limit=limit,
+        epochs=epochs,
+        seed=seed,
+        log_dir=log_dir,
+        data_dir=data_dir,
+        task_args=parse_kv(task_args, "-T"),
+        model_args=parse_kv(model_args, "-M"),
+        display=display or ("none" if as_json else None),
+    )
+    # inspect prints a completion line on stdout; keep stdout for the JSON alone
+    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+        ok, rows = run_eval(request)
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+    else:
+        print_rows(rows)
+    if not ok:
+        click.echo(
+            "harness: some tasks did not finish; re-run the same command to finish them", err=True
+        )
+        sys.exit(1)
+
+
+@main.command("suites")
+@_usage_errors
+def suites_command() -> None:
+    """List the suites: name, tasks, and what each measures."""
+    from harness.suites.catalog import all_suites
+
+    for suite in all_suites().values():
+        click.echo(f"{suite.name:<10} {', '.join(suite.task_names):<22} {suite.measures}")

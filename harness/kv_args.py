@@ -1,0 +1,32 @@
+"""Parse `-T key=value` and `-M key=value` flags into typed dictionaries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from harness.errors import HarnessUsageError
+
+
+def parse_value(text: str) -> Any:
+    """JSON when the text is valid JSON (numbers, booleans, lists), else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_kv(pairs: Iterable[str], flag: str) -> dict[str, Any]:
+    """`["a=1", "b=x"]` -> `{"a": 1, "b": "x"}`; a pair without `=` or a key is a usage error."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key or not key.replace("_", "").replace("-", "").isalnum():
+            raise HarnessUsageError(
+                f"malformed {flag} '{pair}'; write it as {flag} key=value, "
+                f"for example {flag} limit=5"
+            )
+        out[key.replace("-", "_")] = parse_value(value)
+    return out

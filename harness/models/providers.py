@@ -1,0 +1,41 @@
+"""The model providers this package registers with inspect-ai: `local/`, `replay/`, `scripted/`.
+
+Heavy imports (torch, transformers) happen inside the factories, so listing providers is cheap.
+"""
+
+from __future__ import annotations
+
+from inspect_ai.model import ModelAPI, modelapi
+
+from harness.errors import HarnessUsageError
+
+
+@modelapi(name="local")
+def local() -> type[ModelAPI]:
+    """In-process torch models: built-in tiny models and Hugging Face checkpoints on disk."""
+    try:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        raise HarnessUsageError(
+            "local/ needs torch and transformers: pip install 'torch==2.13.0' transformers"
+        ) from None
+    from harness.models.local import LocalTorchAPI
+
+    return LocalTorchAPI
+
+
+@modelapi(name="replay")
+def replay() -> type[ModelAPI]:
+    """Recorded outputs from a JSONL file or an inspect log."""
+    from harness.models.replay import ReplayAPI
+
+    return ReplayAPI
+
+
+@modelapi(name="scripted")
+def scripted() -> type[ModelAPI]:
+    """Scripted answers with token usage, for tests."""
+    from harness.models.scripted import ScriptedAPI
+
+    return ScriptedAPI

@@ -1,0 +1,81 @@
+"""Recorded outputs keyed by sample: from a JSONL file or from an inspect log."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessUsageError
+
+
+@dataclass(frozen=True)
+class RecordedOutputs:
+    """Outputs by sample id, and by (sample id, epoch) where the source knows epochs."""
+
+    source: str  # the file they came from
+    by_id: dict[str, str]  # sample id -> output text (the first epoch seen)
+    by_epoch: dict[tuple[str, int], str]  # (sample id, epoch) -> output text
+
+    def lookup(self, sample_id: str, epoch: int) -> str | None:
+        """The output for this sample and epoch, falling back to the sample's first output."""
+        found = self.by_epoch.get((sample_id, epoch))
+        return found if found is not None else self.by_id.get(sample_id)
+
+
+def load_recorded(path: str) -> RecordedOutputs:
+    """Read `{"id", "output"}` JSONL lines, or the samples of an inspect log (.eval / .json).
+
+    Raises:
+        HarnessUsageError: the file is missing, or a line is malformed (named by number).
+
+    """
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise HarnessUsageError(
+            f"recorded outputs '{path}' not found; give a JSONL file of "
+            '{"id": ..., "output": ...} lines or an inspect log'
+        )
+    if file.suffix in (".eval", ".json"):
+        return _from_log(file)
+    by_id: dict[str, str] = {}
+    by_epoch: dict[tuple[str, int], str] = {}
+    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as ex:
+            raise HarnessUsageError(f"{file} line {number}: not valid JSON ({ex.msg})") from None
+        if (
+            not isinstance(item, dict)
+            or "id" not in item
+            or not isinstance(item.get("output"), str)
+        ):
+            raise HarnessUsageError(
+                f'{file} line {number}: expected {{"id": ..., "output": "text"}}; fix the line'
+            )
+        sid = str(item["id"])
+        by_id.setdefault(sid, item["output"])
+        if "epoch" in item:
+            by_epoch[(sid, int(item["epoch"]))] = item["output"]
+    return RecordedOutputs(str(file), by_id, by_epoch)
+
+
+def _from_log(file: Path) -> RecordedOutputs:
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(str(file))
+    except Exception as ex:
+        raise HarnessUsageError(f"{file}: not a readable inspect log ({ex})") from None
+    by_id: dict[str, str] = {}
+    by_epoch: dict[tuple[str, int], str] = {}
+    for sample in log.samples or []:
+        if sample.error is not None or sample.output is None:
+            continue  # an errored sample has nothing to replay
+        sid = str(sample.id)
+        text = sample.output.completion
+        by_id.setdefault(sid, text)
+        by_epoch[(sid, sample.epoch)] = text
+    return RecordedOutputs(str(file), by_id, by_epoch)

@@ -1,0 +1,76 @@
+"""`scripted/NAME`: a provider for tests that answers by a script and reports token usage.
+
+inspect's `mockllm/` reaches for a tokenizer download and fails offline; this one needs nothing.
+
+Model args (`-M key=value`):
+    outputs: a JSONL file of `{"id", "output"}` lines, answered per sample.
+    default: the text for samples the script does not name (default "").
+    echo: answer with the last user message instead of `default`.
+    fail: comma-separated sample ids whose calls raise, to test error accounting.
+    delay: seconds to wait before each answer, to make runs slow enough to interrupt.
+"""
+
+from __future__ import annotations
+
+import anyio
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from harness.models.recorded import load_recorded
+from harness.models.sample_context import current_sample
+from harness.models.usage import word_usage
+
+
+class ScriptedFailure(RuntimeError):
+    """The script says this sample's call fails."""
+
+
+class ScriptedAPI(ModelAPI):
+    """Answers by script; see the module docstring for its model args."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        outputs: str | None = None,
+        default: str = "",
+        echo: bool = False,
+        fail: str | list[str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        self.recorded = load_recorded(outputs) if outputs else None
+        self.default = str(default)
+        self.echo = bool(echo)
+        if isinstance(fail, str):
+            fail = [f for f in fail.split(",") if f]
+        self.fail = {str(f) for f in (fail or [])}
+        self.delay = float(delay)
+
+    def max_connections(self) -> int:
+        """Scripted answers are free, so run many samples at once."""
+        return 32
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """Answer the current sample by the script."""
+        if self.delay > 0:
+            await anyio.sleep(self.delay)
+        ref = current_sample()
+        if ref is not None and ref.id in self.fail:
+            raise ScriptedFailure(f"scripted failure for sample '{ref.id}'")
+        text = None
+        if self.recorded is not None and ref is not None:
+            text = self.recorded.lookup(ref.id, ref.epoch)
+        if text is None:
+            text = input[-1].text if self.echo and input else self.default
+        output = ModelOutput.from_content(model=f"scripted/{self.model_name}", content=text)
+        output.usage = word_usage(input, text)
+        return output

@@ -1,0 +1,210 @@
+"""Turn `harness eval` arguments into one inspect `eval_set` call and a summary table.
+
+The summary is computed from per-sample data (`inspect_ai.analysis.samples_df`), never from
+metric names: one row per task, model and metric, with n, the errored samples, the score and its
+95% interval with the method named. Binary scores get Wilson intervals; per-problem means over
+epochs get t intervals. Errored samples stay in n and count as wrong.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.errors import HarnessUsageError
+from harness.stats.intervals import Interval, t_interval, wilson
+from harness.stats.pass_at_k import pass_at_k
+from harness.suites.catalog import Suite, get_suite
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What `harness eval` was asked to do."""
+
+    suite: str  # suite name
+    models: tuple[str, ...]  # model specs, for example ("local/tiny-arith",)
+    limit: int | None = None  # samples per task
+    epochs: int = 1  # samples per problem
+    seed: int | None = None  # generation seed passed to every model
+    log_dir: str = "logs"  # where inspect writes (and resumes) logs
+    data_dir: str | None = None  # local data folder, else HARNESS_DATA_DIR, else the hub
+    task_args: dict[str, Any] = field(default_factory=dict)  # -T
+    model_args: dict[str, Any] = field(default_factory=dict)  # -M
+    display: str | None = None  # inspect display: full, rich, plain, log, none
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One score line of `harness eval`."""
+
+    suite: str  # suite name
+    task: str  # task name
+    model: str  # model spec
+    metric: str  # "accuracy", "pass@K", or "mean"
+    n: int  # problems scored (errored ones included)
+    errors: int  # samples whose model call or solver raised
+    value: float  # the score
+    ci_low: float  # lower end of the 95% interval
+    ci_high: float  # upper end of the 95% interval
+    ci_method: str  # how the interval was made
+    log: str  # the inspect log it came from
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a JSON-ready dict (nan becomes None)."""
+        return {
+            k: (None if isinstance(v, float) and math.isnan(v) else v)
+            for k, v in asdict(self).items()
+        }
+
+
+def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
+    """Instantiate the suite's tasks, checking every -T key against the task's parameters."""
+    tasks = []
+    for fn in suite.tasks:
+        params = inspect.signature(fn).parameters
+        unknown = sorted(set(task_args) - set(params))
+        if unknown:
+            raise HarnessUsageError(
+                f"suite '{suite.name}' task '{fn.__name__}' has no argument "
+                f"{', '.join(repr(u) for u in unknown)}; its -T arguments are: "
+                f"{', '.join(p for p in params if p != 'data_dir') or '(none)'}"
+            )
+        args = dict(task_args)
+        if "data_dir" in params and data_dir is not None:
+            args["data_dir"] = data_dir
+        tasks.append(fn(**args))
+    return tasks
+
+
+def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int | None) -> list[Any]:
+    """Resolve model specs to inspect `Model`s, turning unknown providers into usage errors."""
+    from inspect_ai.model import GenerateConfig, get_model
+
+    models = []
+    for spec in specs:
+        provider, sep, name = spec.partition("/")
+        if not sep or not provider or not name:
+            raise HarnessUsageError(
+                f"model spec '{spec}' needs the form PROVIDER/NAME, for example local/tiny-arith"
+            )
+        try:
+            models.append(get_model(spec, config=GenerateConfig(seed=seed), **model_args))
+        except ValueError as ex:
+            if "not recognized" not in str(ex) and "Model name" not in str(ex):
+                raise
+            raise HarnessUsageError(
+                f"unknown model provider '{provider}' in '{spec}'; use local/, replay/, "
+                f"scripted/ or an inspect-ai provider such as openai/, anthropic/, hf/, vllm/"
+            ) from None
+        except TypeError as ex:
+            raise HarnessUsageError(f"bad -M argument for {spec}: {ex}") from None
+    return models
+
+
+def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
+    """Run the suite on every model through `eval_set` and summarise each log.
+
+    Re-running the same request after a crash reuses the finished samples in `log_dir` and
+    runs only the missing ones.
+
+    Returns:
+        Whether every task finished, and the summary rows.
+
+    """
+    from inspect_ai import Epochs, eval_set
+    from inspect_ai.scorer import pass_at
+
+    from harness.data import resolve_data_dir
+
+    if req.epochs < 1:
+        raise HarnessUsageError(f"--epochs must be at least 1, got {req.epochs}")
+    if req.limit is not None and req.limit < 1:
+        raise HarnessUsageError(f"--limit must be at least 1, got {req.limit}")
+    suite = get_suite(req.suite)
+    folder = resolve_data_dir(req.data_dir)
+    tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
+    models = build_models(req.models, req.model_args, req.seed)
+    connections = max(m.api.max_connections() for m in models)
+    epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
+    ok, logs = eval_set(
+        tasks,
+        log_dir=req.log_dir,
+        model=models,
+        limit=req.limit,
+        epochs=epochs,
+        score_on_error=True,
+        fail_on_error=False,
+        retry_attempts=1,
+        log_dir_allow_dirty=True,
+        max_connections=connections,
+        max_samples=connections,
+        display=req.display,  # type: ignore[arg-type]
+        metadata={"harness_suite": suite.name},
+    )
+    rows: list[SummaryRow] = []
+    for log in logs:
+        if log.location:
+            rows.extend(summarize_log(log.location, suite.name, str(log.eval.model)))
+    return ok, rows
+
+
+def summarize_log(location: str, suite: str, model: str) -> list[SummaryRow]:
+    """Summary rows for one log, computed from its per-sample data."""
+    from inspect_ai.analysis import samples_df
+    from inspect_ai.log import read_eval_log
+
+    header = read_eval_log(location, header_only=True)
+    task = header.eval.task.split("/")[-1]
+    df = samples_df(location, quiet=True)
+    if df.empty:
+        return []
+    score_cols = [c for c in df.columns if c.startswith("score_")]
+    n_errors = int(((df["error"].fillna("") != "").sum()))
+    rows = []
+    for col in score_cols:
+        per_id = df.groupby("id")[col].apply(list)
+        values = {sid: [_to_float(v) for v in vs] for sid, vs in per_id.items()}
+        binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
+        n = len(values)
+        base = {"suite": suite, "task": task, "model": model, "n": n, "errors": n_errors}
+        metric = "accuracy" if binary else col.removeprefix("score_")
+        epochs = max(len(vs) for vs in values.values())
+        if epochs == 1 and binary:
+            correct = int(sum(vs[0] for vs in values.values()))
+            rows.append(_row(base, metric, wilson(correct, n), location))
+            continue
+        means = [sum(vs) / len(vs) for vs in values.values()]
+        rows.append(_row(base, metric, t_interval(means), location))
+        if binary and epochs > 1:
+            passes = [pass_at_k(len(vs), int(sum(vs)), epochs) for vs in values.values()]
+            rows.append(_row(base, f"pass@{epochs}", t_interval(passes), location))
+    return rows
+
+
+def _row(base: dict[str, Any], metric: str, ci: Interval, location: str) -> SummaryRow:
+    return SummaryRow(
+        metric=metric,
+        value=ci.estimate,
+        ci_low=ci.low,
+        ci_high=ci.high,
+        ci_method=ci.method,
+        log=location,
+        **base,
+    )
+
+
+def _to_float(value: Any) -> float:
+    """Inspect's score values as floats: C/I/P/N letters, booleans or numbers."""
+    letters = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+    if isinstance(value, str):
+        if value in letters:
+            return letters[value]
+        try:
+            return float(value)
+        except ValueError:
+            return 0.0
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return 0.0  # an unscored sample counts as wrong
+    return float(value)

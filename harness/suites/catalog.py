@@ -1,0 +1,47 @@
+"""The suites `harness eval --suite NAME` knows: their tasks and what they measure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from inspect_ai import Task
+
+from harness.errors import HarnessUsageError
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named group of inspect tasks."""
+
+    name: str  # what --suite takes
+    tasks: tuple[Callable[..., Task], ...]  # @task functions, run together
+    measures: str  # one line for `harness suites`
+
+    @property
+    def task_names(self) -> tuple[str, ...]:
+        """The tasks' plain names (without the `harness/` prefix)."""
+        return tuple(t.__name__ for t in self.tasks)
+
+
+def all_suites() -> dict[str, Suite]:
+    """Every suite by name. Imports the suite modules on first call."""
+    from harness.suites.aime import aime2024, aime2025
+    from harness.suites.arith import arith
+
+    suites = [
+        Suite("arith", (arith,), "exact-match multi-digit addition and subtraction (seeded)"),
+        Suite("aime", (aime2024, aime2025), "competition-math integer answers, AIME 2024/2025"),
+    ]
+    return {s.name: s for s in suites}
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called `name`, or a usage error listing the ones that exist."""
+    suites = all_suites()
+    if name not in suites:
+        raise HarnessUsageError(
+            f"unknown suite '{name}'; choose one of: {', '.join(sorted(suites))} "
+            f"(`harness suites` lists them)"
+        )
+    return suites[name]
