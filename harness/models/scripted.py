@@ -8,6 +8,8 @@ Model args (`-M key=value`):
     echo: answer with the last user message instead of `default`.
     fail: comma-separated sample ids whose calls raise, to test error accounting.
     delay: seconds to wait before each answer, to make runs slow enough to interrupt.
+    connections: how many samples may call at once (default 32).
+    trace: a file to which each answered sample id is appended, one per line.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ class ScriptedAPI(ModelAPI):
         echo: bool = False,
         fail: str | list[str] | None = None,
         delay: float = 0.0,
+        connections: int = 32,
+        trace: str | None = None,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         self.recorded = load_recorded(outputs) if outputs else None
@@ -48,10 +52,12 @@ class ScriptedAPI(ModelAPI):
             fail = [f for f in fail.split(",") if f]
         self.fail = {str(f) for f in (fail or [])}
         self.delay = float(delay)
+        self.connections = int(connections)
+        self.trace = trace
 
     def max_connections(self) -> int:
-        """Scripted answers are free, so run many samples at once."""
-        return 32
+        """As many samples at once as the script allows."""
+        return self.connections
 
     async def generate(
         self,
@@ -71,6 +77,9 @@ class ScriptedAPI(ModelAPI):
             text = self.recorded.lookup(ref.id, ref.epoch)
         if text is None:
             text = input[-1].text if self.echo and input else self.default
+        if self.trace and ref is not None:
+            with open(self.trace, "a", encoding="utf-8") as f:
+                f.write(f"{ref.id}\n")
         output = ModelOutput.from_content(model=f"scripted/{self.model_name}", content=text)
         output.usage = word_usage(input, text)
         return output

@@ -74,7 +74,9 @@ def _batch(rng: random.Random, cfg: TinyArithConfig, max_len: int):
     ids = torch.zeros((cfg.batch_size, max_len), dtype=torch.long)  # 0 is <pad>
     labels = torch.full_like(ids, -100)
     for row in range(cfg.batch_size):
-        prompt, answer = make_problem(rng, rng.randint(1, cfg.max_digits))
+        # three in four problems at the full width: the shorter ones are learnt quickly
+        digits = cfg.max_digits if rng.random() < 0.75 else rng.randint(1, cfg.max_digits)
+        prompt, answer = make_problem(rng, digits)
         seq = [lookup[c] for c in prompt + answer] + [1]  # 1 is <eos>
         ids[row, : len(seq)] = torch.tensor(seq)
         labels[row, len(prompt) - 1 : len(seq) - 1] = ids[row, len(prompt) : len(seq)]
