@@ -106,5 +106,7 @@ def suites_command() -> None:
 
     for suite in all_suites().values():
         click.echo(f"{suite.name:<10} {', '.join(suite.task_names):<22} {suite.measures}")
+
+
 if __name__ == "__main__":
     main()

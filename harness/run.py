@@ -146,17 +146,15 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     rows: list[SummaryRow] = []
     for log in logs:
         if log.location:
-            rows.extend(summarize_log(log.location, suite.name, str(log.eval.model)))
+            task = log.eval.task.split("/")[-1]
+            rows.extend(summarize_log(log.location, suite.name, task, str(log.eval.model)))
     return ok, rows
 
 
-def summarize_log(location: str, suite: str, model: str) -> list[SummaryRow]:
+def summarize_log(location: str, suite: str, task: str, model: str) -> list[SummaryRow]:
     """Summary rows for one log, computed from its per-sample data."""
     from inspect_ai.analysis import samples_df
-    from inspect_ai.log import read_eval_log
 
-    header = read_eval_log(location, header_only=True)
-    task = header.eval.task.split("/")[-1]
     df = samples_df(location, quiet=True)
     if df.empty:
         return []

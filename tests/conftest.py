@@ -1,4 +1,4 @@
-"""Test isolation: inspect-ai's folders point at temporary ones, and data comes from ../shared/data."""
+"""Test isolation: inspect-ai folders in temporary ones; data from ../shared/data."""
 
 from __future__ import annotations
 

@@ -34,9 +34,7 @@ def test_aime_replay_values_and_wilson_intervals(tmp_path, data_dir):
             lines.append({"id": f"{year}-{number}", "output": f"Thus \\boxed{{{answer}}}."})
     replay = tmp_path / "answers.jsonl"
     replay.write_text("\n".join(json.dumps(x) for x in lines))
-    rows = run_json(
-        ["--suite", "aime", "--model", f"replay/{replay}", "--data-dir", str(data_dir)]
-    )
+    rows = run_json(["--suite", "aime", "--model", f"replay/{replay}", "--data-dir", str(data_dir)])
     by_task = {r["task"]: r for r in rows}
     assert set(by_task) == {"aime2024", "aime2025"}
     for year, task in ((2024, "aime2024"), (2025, "aime2025")):
@@ -69,7 +67,7 @@ def test_missing_replay_output_errors_that_sample_alone(tmp_path, data_dir):
 def test_model_that_raises_for_one_sample_costs_that_sample(tmp_path):
     rows = run_json(
         ["--suite", "arith", "--model", "scripted/s", "-T", "n=12", "-T", "difficulty=1",
-         "-M", "default=none", "-M", "fail=arith-3,arith-7"]
+         "-M", "answer=none", "-M", "fail=arith-3,arith-7"]
     )  # fmt: skip
     (row,) = rows
     assert row["n"] == 12 and row["errors"] == 2
@@ -79,7 +77,7 @@ def test_model_that_raises_for_one_sample_costs_that_sample(tmp_path):
 def test_epochs_give_mean_and_pass_at_k(tmp_path):
     rows = run_json(
         ["--suite", "arith", "--model", "scripted/s", "-T", "n=5", "--epochs", "3",
-         "-M", "default=0"]
+         "-M", "answer=0"]
     )  # fmt: skip
     assert [r["metric"] for r in rows] == ["accuracy", "pass@3"]
     assert all(r["ci_method"] == "t" for r in rows)

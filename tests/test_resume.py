@@ -15,7 +15,7 @@ def test_sigkill_then_rerun_completes_each_sample_once(tmp_path):
     cmd = [
         sys.executable, "-m", "harness.cli", "eval", "--suite", "arith",
         "--model", "scripted/slow", "-T", f"n={n}", "-T", "difficulty=1",
-        "-M", "delay=0.15", "-M", "connections=2", "-M", "default=0",
+        "-M", "delay=0.15", "-M", "connections=2", "-M", "answer=0",
         "-M", f"trace={trace}", "--log-dir", str(tmp_path / "logs"), "--display", "none",
     ]  # fmt: skip
     first = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,8 +66,11 @@ def load_recorded(path: str) -> RecordedOutputs:
 def _from_log(file: Path) -> RecordedOutputs:
     from inspect_ai.log import read_eval_log
 
+    # read in a worker thread: reading runs its own event loop, which must not share this
+    # thread's state with a later eval (in-process, that corrupts the next eval's loop)
     try:
-        log = read_eval_log(str(file))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            log = pool.submit(read_eval_log, str(file)).result()
     except Exception as ex:
         raise HarnessUsageError(f"{file}: not a readable inspect log ({ex})") from None
     by_id: dict[str, str] = {}

@@ -4,8 +4,8 @@ inspect's `mockllm/` reaches for a tokenizer download and fails offline; this on
 
 Model args (`-M key=value`):
     outputs: a JSONL file of `{"id", "output"}` lines, answered per sample.
-    default: the text for samples the script does not name (default "").
-    echo: answer with the last user message instead of `default`.
+    answer: the text for samples the script does not name (default "").
+    echo: answer with the last user message instead of `answer`.
     fail: comma-separated sample ids whose calls raise, to test error accounting.
     delay: seconds to wait before each answer, to make runs slow enough to interrupt.
     connections: how many samples may call at once (default 32).
@@ -37,7 +37,7 @@ class ScriptedAPI(ModelAPI):
         api_key: str | None = None,
         config: GenerateConfig = GenerateConfig(),
         outputs: str | None = None,
-        default: str = "",
+        answer: str = "",
         echo: bool = False,
         fail: str | list[str] | None = None,
         delay: float = 0.0,
@@ -46,7 +46,7 @@ class ScriptedAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         self.recorded = load_recorded(outputs) if outputs else None
-        self.default = str(default)
+        self.answer = str(answer)
         self.echo = bool(echo)
         if isinstance(fail, str):
             fail = [f for f in fail.split(",") if f]
@@ -76,7 +76,7 @@ class ScriptedAPI(ModelAPI):
         if self.recorded is not None and ref is not None:
             text = self.recorded.lookup(ref.id, ref.epoch)
         if text is None:
-            text = input[-1].text if self.echo and input else self.default
+            text = input[-1].text if self.echo and input else self.answer
         if self.trace and ref is not None:
             with open(self.trace, "a", encoding="utf-8") as f:
                 f.write(f"{ref.id}\n")

@@ -61,7 +61,8 @@ def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Interval:
     denom = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Interval(p, max(0.0, center - half), min(1.0, center + half), confidence, "wilson", n)
+    low, high = float(max(0.0, center - half)), float(min(1.0, center + half))
+    return Interval(p, low, high, confidence, "wilson", n)
 
 
 def t_interval(values: Sequence[float], *, confidence: float = 0.95) -> Interval:

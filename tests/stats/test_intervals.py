@@ -47,7 +47,13 @@ def test_t_interval_matches_scipy():
 
 @pytest.mark.parametrize(
     ("n", "c", "k", "expected"),
-    [(10, 3, 1, 0.3), (10, 3, 5, 0.916667), (32, 1, 1, 0.03125), (32, 1, 32, 1.0), (32, 2, 8, 0.443548)],
+    [
+        (10, 3, 1, 0.3),
+        (10, 3, 5, 0.916667),
+        (32, 1, 1, 0.03125),
+        (32, 1, 32, 1.0),
+        (32, 2, 8, 0.443548),
+    ],
 )
 def test_pass_at_k_spec_vectors(n, c, k, expected):
     # specs/aime.md §3 test vectors
