@@ -142,6 +142,7 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
         max_samples=connections,
         display=req.display,  # type: ignore[arg-type]
         metadata={"harness_suite": suite.name},
+        log_realtime=False,
     )
     rows: list[SummaryRow] = []
     for log in logs:

@@ -39,8 +39,19 @@ def first_integer_match() -> Scorer:
 
 
 @task
-def arith(difficulty: int = 2, n: int = 200, seed: int = 0, ops: str = "+-") -> Task:
-    """Addition and subtraction of two `difficulty`-digit numbers, `n` problems from `seed`."""
+def arith(
+    difficulty: int = 2, n: int = 200, seed: int = 0, ops: str = "+-", max_tokens: int | None = None
+) -> Task:
+    """Addition and subtraction of two `difficulty`-digit numbers, `n` problems from `seed`.
+
+    Args:
+        difficulty: Digits per operand, 1 to 8.
+        n: Number of problems.
+        seed: Seed of the problem generator.
+        ops: Operators to draw from, `+` and/or `-`.
+        max_tokens: Cap on generated tokens; the default, difficulty + 3, fits the answer and an
+            end token. Chatty models need more.
+    """
     if not 1 <= difficulty <= 8:
         raise HarnessUsageError(f"arith: difficulty must be 1..8 digits, got {difficulty}")
     if n < 1:
@@ -57,6 +68,6 @@ def arith(difficulty: int = 2, n: int = 200, seed: int = 0, ops: str = "+-") -> 
         solver=[bind_sample(), generate()],
         scorer=first_integer_match(),
         # an answer has at most difficulty + 2 characters (sign, carry); leave room for an end token
-        config=GenerateConfig(max_tokens=difficulty + 3, temperature=0.0),
+        config=GenerateConfig(max_tokens=max_tokens or difficulty + 3, temperature=0.0),
         metadata={"suite": "arith", "difficulty": difficulty, "seed": seed},
     )
