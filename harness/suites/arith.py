@@ -51,6 +51,7 @@ def arith(
         ops: Operators to draw from, `+` and/or `-`.
         max_tokens: Cap on generated tokens; the default, difficulty + 3, fits the answer and an
             end token. Chatty models need more.
+
     """
     if not 1 <= difficulty <= 8:
         raise HarnessUsageError(f"arith: difficulty must be 1..8 digits, got {difficulty}")
