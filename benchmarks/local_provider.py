@@ -63,7 +63,7 @@ REGIMES = {
     # tiny-arith's shape: inspect-ai's per-sample work (about 10-17 ms on 2 cores) dominates
     "small": Regime("small (tiny-arith shape)", 4, 64, 5, 256),
     # a model whose compute dominates: about 0.1 s of generation per sample on 2 cores
-    "large": Regime("large", 12, 768, 32, 128),
+    "large": Regime("large", 12, 768, 32, 384),
 }
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import random
 import time
 from collections.abc import Callable
@@ -148,7 +150,7 @@ def checkpoint(cfg: TinyArithConfig = TinyArithConfig()) -> Path:
         return path
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    tmp = path.with_name(path.name + ".partial")
+    tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")  # concurrent trainers don't clash
     with Progress(
         TextColumn("training local/tiny-arith (first use)"),
         BarColumn(),
@@ -158,7 +160,10 @@ def checkpoint(cfg: TinyArithConfig = TinyArithConfig()) -> Path:
     ) as bar:
         job = bar.add_task("train", total=cfg.steps, loss=float("nan"))
         train(tmp, cfg, lambda s, _n, loss: bar.update(job, completed=s, loss=loss))
-    tmp.replace(path) if not path.exists() else None
+    if path.exists():  # another process finished first; keep its copy
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        tmp.replace(path)
     return path
 
 
