@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import random
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
