@@ -122,7 +122,7 @@ def train(
         for group in opt.param_groups:
             group["lr"] = lr
         ids, labels = _batch(rng, cfg, max_len)
-        logits = model(input_ids=ids).logits  # (B, T, V)
+        logits = model(input_ids=ids, attention_mask=(ids != 0).long()).logits  # (B, T, V)
         loss = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100
         )
