@@ -5,27 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 import click
 
-from harness.errors import HarnessUsageError
-
-
-def _usage_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Print a user's mistake as one line on stderr and exit 2, with no traceback."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except HarnessUsageError as ex:
-            click.echo(f"harness: error: {ex}", err=True)
-            sys.exit(2)
-
-    return wrapper
+from harness.errors import exit_on_usage_error
 
 
 @click.group()
@@ -53,7 +36,7 @@ def main() -> None:
     default=None,
     help="inspect-ai's progress display.",
 )
-@_usage_errors
+@exit_on_usage_error
 def eval_command(
     suite: str,
     models: tuple[str, ...],
@@ -99,7 +82,7 @@ def eval_command(
 
 
 @main.command("suites")
-@_usage_errors
+@exit_on_usage_error
 def suites_command() -> None:
     """List the suites: name, tasks, and what each measures."""
     from harness.suites.catalog import all_suites
@@ -107,6 +90,14 @@ def suites_command() -> None:
     for suite in all_suites().values():
         click.echo(f"{suite.name:<10} {', '.join(suite.task_names):<22} {suite.measures}")
 
+
+def _add_subcommands() -> None:
+    from harness.judge_cli import judge
+
+    main.add_command(judge)
+
+
+_add_subcommands()
 
 if __name__ == "__main__":
     main()

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 
 class HarnessUsageError(Exception):
     """A mistake in the user's input: a bad flag, a missing file, a malformed row.
@@ -9,3 +14,17 @@ class HarnessUsageError(Exception):
     The message says what is wrong and what to do. The CLI prints it as one line and exits
     with code 2, without a traceback. Bugs raise ordinary exceptions instead.
     """
+
+
+def exit_on_usage_error(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a CLI command: print a `HarnessUsageError` as one line on stderr and exit 2."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HarnessUsageError as ex:
+            print(f"harness: error: {ex}", file=sys.stderr)
+            sys.exit(2)
+
+    return wrapper

@@ -1,4 +1,4 @@
-"""LLMBar pairwise judge verdicts with gold labels, as binary arrays (specs/calibrated-judge.md §3.4).
+"""LLMBar pairwise judge verdicts with gold labels, as binary arrays (calibrated-judge.md §3.4).
 
 Files: `DIR/judges/llmbar/<subset>/dataset.json` (gold `label` "1"/"2") and
 `judge-<NAME>.json` (the same rows plus `results[0]["swap = False"|"swap = True"]["winner"]`).
