@@ -180,10 +180,10 @@ def _adjusted_wald(
         v1 = q1_t * (1 - q1_t) / m1_t
         shift = 2 * z2 * (theta_t * v1 - (1 - theta_t) * v0)  # not divided by J (authors' code)
         se = np.sqrt(p_t * (1 - p_t) / n_t + (1 - theta_t) ** 2 * v0 + theta_t**2 * v1) / j_t
-    centre = theta_t + shift
-    ok = j_t > 0
-    low = np.where(ok, np.clip(centre - z * se, 0.0, 1.0), np.nan)
-    high = np.where(ok, np.clip(centre + z * se, 0.0, 1.0), np.nan)
+        centre = theta_t + shift
+        ok = j_t > 0
+        low = np.where(ok, np.clip(centre - z * se, 0.0, 1.0), np.nan)
+        high = np.where(ok, np.clip(centre + z * se, 0.0, 1.0), np.nan)
     return low, high, j_t
 
 
