@@ -91,6 +91,21 @@ def suites_command() -> None:
         click.echo(f"{suite.name:<10} {', '.join(suite.task_names):<22} {suite.measures}")
 
 
+@main.command("report")
+@click.argument("log_dirs", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@click.option("-o", "--output", default=None, help="File to write (default report.md/.html).")
+@exit_on_usage_error
+def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None) -> None:
+    """Write a statistical report of the logs: scores, paired comparisons, a forest plot."""
+    from harness.report_data import build_report
+    from harness.report_render import write_report
+
+    data = build_report(list(log_dirs))
+    for path in write_report(data, output or f"report.{fmt}", fmt):
+        click.echo(f"wrote {path}")
+
+
 def _add_subcommands() -> None:
     from harness.judge_cli import judge
 

@@ -167,7 +167,7 @@ def summarize_log(location: str, suite: str, task: str, model: str) -> list[Summ
     rows = []
     for col in score_cols:
         per_id = df.groupby("id")[col].apply(list)
-        values = {sid: [_to_float(v) for v in vs] for sid, vs in per_id.items()}
+        values = {sid: [score_to_float(v) for v in vs] for sid, vs in per_id.items()}
         binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
         n = len(values)
         base = {"suite": suite, "task": task, "model": model, "n": n, "errors": n_errors}
@@ -197,7 +197,7 @@ def _row(base: dict[str, Any], metric: str, ci: Interval, location: str) -> Summ
     )
 
 
-def _to_float(value: Any) -> float:
+def score_to_float(value: Any) -> float:
     """Inspect's score values as floats: C/I/P/N letters, booleans or numbers."""
     letters = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
     if isinstance(value, str):

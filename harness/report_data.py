@@ -1,0 +1,109 @@
+"""What `harness report` shows, computed from logs through `samples_df` and `harness.stats`.
+
+- One score row per suite, task and model (the latest finished log of each), as `harness eval`
+  prints it: n, errors, value and its 95% interval.
+- For each task, every pair of models on the samples both have: the difference, its paired
+  interval and p-value (McNemar exact for 0/1 scores, a paired bootstrap otherwise), and the
+  p-value corrected by Holm over the task's pairs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+from harness.errors import HarnessUsageError
+from harness.run import SummaryRow, score_to_float, summarize_log
+from harness.stats.multiple import holm
+from harness.stats.paired import PairedTest, mcnemar, paired_bootstrap_diff
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """Model a against model b on one task's shared samples."""
+
+    suite: str  # suite name
+    task: str  # task name
+    model_a: str  # first model
+    model_b: str  # second model
+    test: PairedTest  # difference a - b, its interval and raw p-value
+    p_holm: float  # p-value corrected by Holm over the task's pairs
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the report renders."""
+
+    scores: tuple[SummaryRow, ...]  # one per suite, task, model and metric
+    pairs: tuple[PairRow, ...]  # one per task and pair of models
+    logs: tuple[str, ...]  # the logs used
+
+
+def find_logs(dirs: list[str]) -> list[dict]:
+    """Finished logs under the folders: one per task and model, the newest."""
+    from inspect_ai.analysis import evals_df
+
+    paths: list[str] = []
+    for d in dirs:
+        root = Path(d)
+        if not root.is_dir():
+            raise HarnessUsageError(f"log folder '{d}' does not exist")
+        paths += [str(p) for p in sorted(root.rglob("*.eval"))] + [
+            str(p) for p in sorted(root.rglob("*.json")) if not p.name.startswith(".")
+        ]
+    if not paths:
+        raise HarnessUsageError(f"no inspect logs under {', '.join(dirs)}; run `harness eval`")
+    df = evals_df(paths, quiet=True)
+    df = df[df["status"] == "success"].sort_values("created")
+    latest: dict[tuple[str, str], dict] = {}
+    for row in df.to_dict("records"):
+        meta = json.loads(row["metadata"]) if isinstance(row.get("metadata"), str) else {}
+        suite = (meta or {}).get("harness_suite") or row["task_name"].split("/")[-1]
+        task = row["task_name"].split("/")[-1]
+        latest[(task, row["model"])] = {"suite": suite, "task": task, **row}
+    if not latest:
+        raise HarnessUsageError("no finished logs found; finish the runs with `harness eval`")
+    return list(latest.values())
+
+
+def _per_sample(location: str) -> dict[str, float]:
+    """Each sample's score (mean over epochs), errored samples as 0."""
+    from inspect_ai.analysis import samples_df
+
+    df = samples_df(location, quiet=True)
+    col = next(c for c in df.columns if c.startswith("score_"))
+    values = df[col].map(score_to_float)
+    return values.groupby(df["id"].astype(str)).mean().to_dict()
+
+
+def build_report(dirs: list[str]) -> ReportData:
+    """Scores and Holm-corrected paired comparisons for every log under `dirs`."""
+    logs = find_logs(dirs)
+    scores: list[SummaryRow] = []
+    per_task: dict[str, list[dict]] = {}
+    for log in logs:
+        scores += summarize_log(log["log"], log["suite"], log["task"], log["model"])
+        per_task.setdefault(log["task"], []).append(log)
+    pairs: list[PairRow] = []
+    for task, task_logs in sorted(per_task.items()):
+        tests = []
+        for la, lb in combinations(sorted(task_logs, key=lambda x: x["model"]), 2):
+            sa, sb = _per_sample(la["log"]), _per_sample(lb["log"])
+            shared = sorted(set(sa) & set(sb))
+            if len(shared) < 2:
+                continue
+            a = np.array([sa[i] for i in shared])
+            b = np.array([sb[i] for i in shared])
+            binary = bool(np.isin(a, (0, 1)).all() and np.isin(b, (0, 1)).all())
+            test = mcnemar(a, b) if binary else paired_bootstrap_diff(a, b)
+            tests.append((la, lb, test))
+        if not tests:
+            continue
+        adjusted = holm([t.p_value for _, _, t in tests]).adjusted
+        for (la, lb, test), p in zip(tests, adjusted, strict=True):
+            pairs.append(PairRow(la["suite"], task, la["model"], lb["model"], test, p))
+    return ReportData(tuple(scores), tuple(pairs), tuple(log["log"] for log in logs))

@@ -1,0 +1,117 @@
+"""Render `harness report`: Markdown or HTML tables and a forest plot of scores with intervals.
+
+Presentation only: every number comes from `harness.report_data`, nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from pathlib import Path
+
+from harness.report_data import ReportData
+
+
+def forest_plot_png(data: ReportData) -> bytes:
+    """Scores with their 95% intervals, one line per task and model (PNG bytes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = list(data.scores)
+    labels = [f"{r.task} · {r.model} · {r.metric}" for r in rows]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.2))
+    for y, r in enumerate(rows):
+        if not math.isnan(r.ci_low):
+            ax.plot([r.ci_low, r.ci_high], [y, y], color="#1f5fa8", linewidth=2)
+        ax.plot([r.value], [y], "o", color="#1f5fa8" if r.errors == 0 else "#b8420f")
+    ax.set_yticks(range(len(rows)), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("score with 95% interval (orange point: some samples errored)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _score_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
+    head = ["suite", "task", "model", "metric", "n", "errors", "score", "95% CI", "method"]
+    rows = [
+        [r.suite, r.task, r.model, r.metric, str(r.n), str(r.errors), f"{r.value:.3f}",
+         f"[{r.ci_low:.3f}, {r.ci_high:.3f}]", r.ci_method]
+        for r in data.scores
+    ]  # fmt: skip
+    return head, rows
+
+
+def _pair_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
+    head = ["task", "model a", "model b", "n", "a - b", "95% CI", "p", "p (Holm)", "test"]
+    rows = [
+        [p.task, p.model_a, p.model_b, str(p.test.n), f"{p.test.estimate:+.3f}",
+         "" if math.isnan(p.test.low) else f"[{p.test.low:+.3f}, {p.test.high:+.3f}]",
+         f"{p.test.p_value:.4g}", f"{p.p_holm:.4g}", p.test.method]
+        for p in data.pairs
+    ]  # fmt: skip
+    return head, rows
+
+
+def to_markdown(data: ReportData, plot_name: str) -> str:
+    """The report as Markdown, pointing at the forest plot saved beside it."""
+
+    def table(head: list[str], rows: list[list[str]]) -> str:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+
+    pairs = table(*_pair_table(data)) if data.pairs else "(no two models share a task)"
+    return (
+        "# harness report\n\n## Scores\n\nErrored samples count in n and as wrong.\n\n"
+        f"{table(*_score_table(data))}\n\n![Forest plot of scores with 95% intervals]"
+        f"({plot_name})\n\n## Paired comparisons\n\nOn the samples both models have; "
+        f"p-values corrected by Holm over each task's pairs.\n\n{pairs}\n\n"
+        f"Logs: {len(data.logs)}.\n"
+    )
+
+
+def to_html(data: ReportData, png: bytes) -> str:
+    """The report as one self-contained HTML page (the plot embedded)."""
+
+    def table(caption: str, head: list[str], rows: list[list[str]]) -> str:
+        th = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in head)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
+        )
+        return f"<table><caption>{html.escape(caption)}</caption><tr>{th}</tr>{body}</table>"
+
+    img = base64.b64encode(png).decode()
+    return (
+        "<!doctype html><html lang=en><meta charset=utf-8><title>harness report</title>"
+        "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+        "padding:.2em .5em;text-align:left}caption{font-weight:bold;text-align:left}</style>"
+        "<h1>harness report</h1>"
+        + table("Scores (errored samples count in n and as wrong)", *_score_table(data))
+        + f'<img alt="Forest plot of each score with its 95% interval" '
+        f'src="data:image/png;base64,{img}">'
+        + table("Paired comparisons (Holm-corrected over each task's pairs)", *_pair_table(data))
+        + "</html>"
+    )
+
+
+def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
+    """Write the report (and, for Markdown, the plot beside it); return the files written."""
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    png = forest_plot_png(data)
+    if fmt == "html":
+        out.write_text(to_html(data, png), encoding="utf-8")
+        return [str(out)]
+    plot = out.with_suffix(".forest.png")
+    plot.write_bytes(png)
+    out.write_text(to_markdown(data, plot.name), encoding="utf-8")
+    return [str(out), str(plot)]

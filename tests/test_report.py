@@ -1,0 +1,78 @@
+"""`harness report`: scores, Holm-corrected McNemar comparisons, a forest plot; bad input."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from scipy.stats import binomtest
+
+from harness.cli import main
+from harness.report_data import build_report
+from harness.run import EvalRequest, run_eval
+from harness.suites.arith import arith
+
+
+@pytest.fixture
+def three_models(tmp_path):
+    samples = list(arith(n=40, difficulty=1).dataset)
+    specs = []
+    for name, keep in (("good", lambda i: i % 4 != 0), ("half", lambda i: i % 2 == 1)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(
+            "\n".join(
+                json.dumps({"id": s.id, "output": s.target if keep(i) else "999"})
+                for i, s in enumerate(samples)
+            )
+        )
+        specs.append(f"replay/{path}")
+    log_dir = tmp_path / "logs"
+    ok, _ = run_eval(
+        EvalRequest(
+            suite="arith",
+            models=(*specs, "scripted/none"),
+            task_args={"n": 40, "difficulty": 1},
+            model_args={"answer": "none"},
+            log_dir=str(log_dir),
+            display="none",
+        )
+    )
+    assert ok
+    return log_dir
+
+
+def test_pairs_use_mcnemar_and_holm(three_models):
+    data = build_report([str(three_models)])
+    assert {r.value for r in data.scores} == {0.75, 0.5, 0.0}
+    by_pair = {(p.model_a.split("/")[-1], p.model_b.split("/")[-1]): p for p in data.pairs}
+    # good vs half: 10 discordant items, all favouring good
+    good_half = by_pair[("good.jsonl", "half.jsonl")]
+    assert good_half.test.estimate == pytest.approx(0.25)
+    assert good_half.test.p_value == pytest.approx(binomtest(0, 10, 0.5).pvalue)
+    raw = sorted(p.test.p_value for p in data.pairs)
+    holm = sorted(p.p_holm for p in data.pairs)
+    assert holm[0] == pytest.approx(3 * raw[0]) and holm[1] == pytest.approx(2 * raw[1])
+    assert holm[2] == pytest.approx(max(raw[2], holm[1]))
+
+
+def test_markdown_and_html_outputs(three_models, tmp_path):
+    runner = CliRunner()
+    md = tmp_path / "out" / "r.md"
+    result = runner.invoke(main, ["report", str(three_models), "-o", str(md)])
+    assert result.exit_code == 0, result.output
+    text = md.read_text()
+    assert "mcnemar exact" in text and "![Forest plot" in text
+    assert (tmp_path / "out" / "r.forest.png").read_bytes()[:4] == b"\x89PNG"
+    page = tmp_path / "r.html"
+    result = runner.invoke(main, ["report", str(three_models), "--format", "html", "-o", str(page)])
+    assert result.exit_code == 0
+    html = page.read_text()
+    assert "<caption>" in html and 'scope="col"' in html and 'alt="Forest plot' in html
+
+
+def test_report_bad_input(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["report", str(tmp_path / "missing")])
+    assert result.exit_code == 2 and "does not exist" in result.stderr
+    (tmp_path / "empty").mkdir()
+    result = runner.invoke(main, ["report", str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "no inspect logs" in result.stderr
