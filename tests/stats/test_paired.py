@@ -1,0 +1,236 @@
+import itertools
+import math
+import time
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from harness.stats import resampling
+from harness.stats.paired import mcnemar, paired_bootstrap_diff, paired_permutation
+
+
+def _pairs(n11, n10, n01, n00):
+    """Score vectors a, b with the given 2x2 table (rows: a right/wrong; columns: b)."""
+    a = np.repeat([1, 1, 0, 0], [n11, n10, n01, n00])
+    b = np.repeat([1, 0, 1, 0], [n11, n10, n01, n00])
+    return a, b
+
+
+# Pinned from statsmodels 0.15.0 and scipy 1.17.1:
+#   exact: statsmodels.stats.contingency_tables.mcnemar(np.array([[n11, n10], [n01, n00]]),
+#          exact=True).pvalue
+#   mid-p: 2 * scipy.stats.binomtest(k, n10 + n01, 0.5, alternative="less").pvalue
+#          - scipy.stats.binom.pmf(k, n10 + n01, 0.5), with k = min(n10, n01), capped at 1
+MCNEMAR_CASES = [
+    ((10, 1, 7, 12), 0.0703125, 0.039062500000000014),
+    ((50, 30, 20, 100), 0.20263875106454066, 0.16077960181198842),
+    ((794, 150, 86, 570), 3.7159361395713866e-05, 2.893389517615428e-05),
+    ((5, 0, 0, 5), 1.0, 1.0),
+    ((3, 4, 4, 3), 1.0, 1.0),
+    ((0, 13, 2, 0), 0.00738525390625, 0.004180908203124999),
+]
+
+
+@pytest.mark.parametrize(("cells", "exact", "midp"), MCNEMAR_CASES)
+def test_mcnemar_pinned_statsmodels_and_scipy(cells, exact, midp):
+    a, b = _pairs(*cells)
+    assert mcnemar(a, b).p_value == pytest.approx(exact, rel=1e-10, abs=1e-15)
+    assert mcnemar(a, b, method="midp").p_value == pytest.approx(midp, rel=1e-10, abs=1e-15)
+
+
+def test_mcnemar_fagerland_worked_example():
+    # Fagerland, Lydersen and Laake (2013), BMC Med Res Methodol 13:91, the airway
+    # hyper-responsiveness example (n12 = 1, n21 = 7): exact p = 0.070, mid-p p = 0.039.
+    a, b = _pairs(1, 1, 7, 12)
+    assert mcnemar(a, b).p_value == pytest.approx(0.070, abs=5e-4)
+    assert mcnemar(a, b, method="midp").p_value == pytest.approx(0.039, abs=5e-4)
+
+
+def test_mcnemar_matches_statsmodels_on_random_tables():
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n10, n01 = rng.integers(0, 60, size=2)
+        a, b = _pairs(5, int(n10), int(n01), 9)
+        table = np.array([[5, n10], [n01, 9]])
+        expected = sm_mcnemar(table, exact=True).pvalue
+        assert mcnemar(a, b).p_value == pytest.approx(expected, rel=1e-10, abs=1e-15)
+        assert mcnemar(a, b, method="midp").p_value <= expected
+
+
+def test_mcnemar_fields_and_interval():
+    a, b = _pairs(794, 150, 86, 570)
+    res = mcnemar(a, b)
+    assert (res.n, res.b10, res.b01) == (1600, 150, 86)
+    assert res.estimate == pytest.approx((150 - 86) / 1600, abs=1e-15)
+    assert res.method == "mcnemar exact"
+    # Agresti-Min by hand: p10' = 150.5 / 1602, p01' = 86.5 / 1602,
+    # d' +/- 1.959963984540054 * sqrt((p10' + p01' - d'**2) / 1602)
+    p10, p01 = 150.5 / 1602, 86.5 / 1602
+    half = 1.959963984540054 * math.sqrt((p10 + p01 - (p10 - p01) ** 2) / 1602)
+    assert (res.low, res.high) == pytest.approx((p10 - p01 - half, p10 - p01 + half), abs=1e-12)
+    assert "mcnemar exact" in res.summary()
+    assert res.summary(fmt="html").startswith("<table>")
+
+
+def test_mcnemar_no_discordant_pairs_gives_p_one():
+    a = np.array([1, 0, 1, 1, 0])
+    for method in ("exact", "midp"):
+        res = mcnemar(a, a.copy(), method=method)
+        assert res.p_value == 1.0
+        assert res.estimate == 0.0
+        assert res.low < 0 < res.high
+
+
+def test_mcnemar_empty_is_nan_and_bad_input_raises():
+    res = mcnemar([], [])
+    assert math.isnan(res.estimate) and math.isnan(res.p_value) and res.n == 0
+    with pytest.raises(ValueError, match="'exact', 'midp'"):
+        mcnemar([1], [0], method="asymptotic")
+    with pytest.raises(ValueError, match="0/1"):
+        mcnemar([0.5, 1], [0, 1])
+    with pytest.raises(ValueError, match="shapes"):
+        mcnemar([1, 0], [1])
+    with pytest.raises(ValueError, match="fmt"):
+        mcnemar([1, 0], [0, 0]).summary(fmt="latex")
+
+
+def test_paired_bootstrap_reproducible_and_seed_dependent():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=300), rng.normal(size=300)
+    first = paired_bootstrap_diff(a, b, n_resamples=2000, seed=5)
+    assert first == paired_bootstrap_diff(a, b, n_resamples=2000, seed=5)
+    other = paired_bootstrap_diff(a, b, n_resamples=2000, seed=6)
+    assert (first.low, first.high) != (other.low, other.high)
+    assert first.estimate == pytest.approx(np.mean(a - b), abs=1e-12)
+    assert first.method == "paired bootstrap"
+
+
+def test_paired_bootstrap_close_to_paired_t_on_normal_data():
+    rng = np.random.default_rng(1)
+    a = rng.normal(0.3, 1.0, size=800)
+    b = a + rng.normal(-0.04, 0.5, size=800)
+    d = a - b
+    res = paired_bootstrap_diff(a, b, n_resamples=20_000, seed=2)
+    # scipy.stats.t.interval(0.95, n - 1, loc=mean(d), scale=sem(d)) and ttest_rel(a, b)
+    low, high = sps.t.interval(0.95, d.size - 1, loc=d.mean(), scale=sps.sem(d))
+    half = (high - low) / 2
+    assert res.low == pytest.approx(low, abs=0.05 * half)
+    assert res.high == pytest.approx(high, abs=0.05 * half)
+    t_p = sps.ttest_rel(a, b).pvalue
+    assert t_p == pytest.approx(0.0344, abs=1e-4)
+    # Monte-Carlo SE of the bootstrap p-value: sqrt(0.034 * 0.966 / 20000) = 0.0013
+    assert res.p_value == pytest.approx(t_p, abs=0.005)
+
+
+def test_paired_bootstrap_counts_path_matches_index_path(monkeypatch):
+    # 0/1 scores have three distinct differences and take the multinomial-counts path;
+    # forcing the index-matrix path must give the same distribution of resampled sums.
+    rng = np.random.default_rng(4)
+    d = (rng.random(400) < 0.3).astype(float) - (rng.random(400) < 0.2)
+    counts = resampling._resample_sums(d, 20_000, np.random.default_rng(0))
+    monkeypatch.setattr(resampling, "_COUNTS_RATIO", 10**9)
+    index = resampling._resample_sums(d, 20_000, np.random.default_rng(0))
+    # Exact moments of a bootstrap sum: mean n * mean(d), variance n * var(d) (ddof=0).
+    mean, sd = d.sum(), math.sqrt(d.size * d.var())
+    for sums in (counts, index):
+        assert sums.mean() == pytest.approx(mean, abs=4 * sd / math.sqrt(sums.size))
+        assert sums.std() == pytest.approx(sd, rel=0.03)
+    assert sps.ks_2samp(counts, index).pvalue > 1e-3
+
+
+def test_paired_bootstrap_degenerate():
+    assert math.isnan(paired_bootstrap_diff([], []).estimate)
+    one = paired_bootstrap_diff([1.0], [0.0])
+    assert one.estimate == 1.0 and math.isnan(one.low) and math.isnan(one.p_value)
+    same = paired_bootstrap_diff([1, 0, 1, 1], [1, 0, 1, 1])
+    assert (same.low, same.high, same.p_value) == (0.0, 0.0, 1.0)
+
+
+def test_paired_bootstrap_speed_binary_1e4_by_1e4():
+    rng = np.random.default_rng(0)
+    a, b = rng.random(10_000) < 0.7, rng.random(10_000) < 0.68
+    start = time.perf_counter()
+    paired_bootstrap_diff(a, b, n_resamples=10_000)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("kind", ["binary", "normal"])
+def test_paired_bootstrap_coverage_modest(kind):
+    # 1,000 replications, 1,000 resamples each; binary data take the multinomial path and
+    # normal data the index matrix. Monte-Carlo SE of the coverage is 0.007.
+    rng = np.random.default_rng(11)
+    reps, n = 1000, 150
+    if kind == "binary":
+        cells = rng.multinomial(1, [0.6, 0.1, 0.05, 0.25], size=(reps, n))  # (reps, n, 4)
+        a = cells[..., 0] + cells[..., 1]
+        b = cells[..., 0] + cells[..., 2]
+        true = 0.05
+    else:
+        a = rng.normal(0.2, 1.0, size=(reps, n))
+        b = 0.5 * a + rng.normal(0.0, 1.0, size=(reps, n))
+        true = 0.1
+    hits = 0
+    for i in range(reps):
+        res = paired_bootstrap_diff(a[i], b[i], n_resamples=1000, seed=i)
+        hits += res.low <= true <= res.high
+    assert 0.92 <= hits / reps <= 0.97
+
+
+def test_paired_permutation_close_to_exact_mcnemar():
+    a, b = _pairs(1500, 130, 100, 270)
+    # statsmodels.stats.contingency_tables.mcnemar([[1500, 130], [100, 270]],
+    # exact=True).pvalue
+    exact = sm_mcnemar(np.array([[1500, 130], [100, 270]]), exact=True).pvalue
+    assert exact == pytest.approx(0.05561357778139238, rel=1e-9)
+    res = paired_permutation(a, b, n_resamples=40_000, seed=1)
+    # Monte-Carlo SE sqrt(p (1 - p) / 40000) = 0.0011
+    assert res.p_value == pytest.approx(exact, abs=0.0045)
+    assert (res.b10, res.b01, res.n) == (130, 100, 2000)
+    assert math.isnan(res.low) and math.isnan(res.high)
+    assert "[" not in res.summary()
+
+
+def test_paired_permutation_matches_full_enumeration():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.4, 1.0, size=12)
+    # All 2**12 sign vectors: the exact permutation p-value, computed independently.
+    flipped = np.array([np.dot(s, d) for s in itertools.product([1, -1], repeat=d.size)])
+    exact = np.mean(np.abs(flipped) >= abs(d.sum()) - 1e-12)
+    res = paired_permutation(d, np.zeros_like(d), n_resamples=50_000, seed=0)
+    assert res.p_value == pytest.approx(exact, abs=0.01)
+    assert res == paired_permutation(d, np.zeros_like(d), n_resamples=50_000, seed=0)
+
+
+def test_paired_permutation_edge_cases():
+    assert paired_permutation([1, 0, 1], [1, 0, 1]).p_value == 1.0
+    assert math.isnan(paired_permutation([], []).p_value)
+    # All eight items favour a: only the all-plus and all-minus flips are as extreme,
+    # so p -> 2 / 2**8 = 0.0078125.
+    res = paired_permutation(np.ones(8), np.zeros(8), n_resamples=100_000, seed=0)
+    assert res.p_value == pytest.approx(2 / 256, abs=0.0015)
+    with pytest.raises(ValueError, match="n_resamples"):
+        paired_permutation([1], [0], n_resamples=0)
+
+
+def _agresti_min_coverage(reps, n, cells, seed):
+    rng = np.random.default_rng(seed)
+    tables = rng.multinomial(n, cells, size=reps)  # (reps, 4)
+    true = cells[1] - cells[2]
+    hits = 0
+    for n11, n10, n01, n00 in tables:
+        res = mcnemar(*_pairs(n11, n10, n01, n00))
+        hits += res.low <= true <= res.high
+    return hits / reps
+
+
+def test_mcnemar_interval_coverage_modest():
+    assert 0.93 <= _agresti_min_coverage(2000, 200, (0.6, 0.1, 0.05, 0.25), seed=0) <= 0.97
+
+
+@pytest.mark.slow
+def test_mcnemar_interval_coverage_slow():
+    # 20,000 replications: Monte-Carlo SE 0.0015. Agresti-Min covered 95.0% at this setting
+    # in a 200,000-table simulation.
+    assert 0.94 <= _agresti_min_coverage(20_000, 500, (0.5, 0.2, 0.15, 0.15), seed=1) <= 0.96
