@@ -9,6 +9,7 @@ epochs get t intervals. Errored samples stay in n and count as wrong.
 from __future__ import annotations
 
 import inspect
+import json
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -166,6 +167,11 @@ def summarize_log(location: str, suite: str, task: str, model: str) -> list[Summ
     n_errors = int(((df["error"].fillna("") != "").sum()))
     rows = []
     for col in score_cols:
+        judged = _judge_columns(df[col])
+        if judged is not None:
+            base = {"suite": suite, "task": task, "model": model, "errors": n_errors}
+            rows += _judge_rows(judged, base, location)
+            continue
         per_id = df.groupby("id")[col].apply(list)
         values = {sid: [score_to_float(v) for v in vs] for sid, vs in per_id.items()}
         binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
@@ -182,6 +188,31 @@ def summarize_log(location: str, suite: str, task: str, model: str) -> list[Summ
         if binary and epochs > 1:
             passes = [pass_at_k(len(vs), int(sum(vs)), epochs) for vs in values.values()]
             rows.append(_row(base, f"pass@{epochs}", t_interval(passes), location))
+    return rows
+
+
+def _judge_columns(column: Any) -> list[dict] | None:
+    """Parsed `{"judge", "human"}` values of a calibrated-judge score column, else None."""
+    first = column.dropna().iloc[0] if column.notna().any() else None
+    if not (isinstance(first, str) and first.startswith("{") and '"human"' in first):
+        return None
+    return [json.loads(v) if isinstance(v, str) else {"judge": 0, "human": -1} for v in column]
+
+
+def _judge_rows(values: list[dict], base: dict[str, Any], location: str) -> list[SummaryRow]:
+    """The naive judge share (Wilson) and the Rogan-Gladen corrected one, or why it is refused."""
+    from harness.scorers.calibrated_judge import split_verdicts
+    from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
+
+    test, human, judge = split_verdicts(values)
+    naive = wilson(sum(test), len(test))
+    rows = [_row({**base, "n": len(test)}, "judge (naive)", naive, location)]
+    try:
+        est = rogan_gladen_from_labels(test, human, judge)
+        ci = Interval(est.estimate, est.low, est.high, 0.95, "rogan-gladen", len(test))
+    except (CalibrationError, ValueError) as ex:
+        ci = Interval(math.nan, math.nan, math.nan, 0.95, f"refused: {ex}", len(test))
+    rows.append(_row({**base, "n": len(test)}, "judge (corrected)", ci, location))
     return rows
 
 
@@ -203,6 +234,8 @@ def score_to_float(value: Any) -> float:
     if isinstance(value, str):
         if value in letters:
             return letters[value]
+        if value.startswith("{") and '"judge"' in value:  # a calibrated judge's verdict
+            return float(json.loads(value)["judge"])
         try:
             return float(value)
         except ValueError:

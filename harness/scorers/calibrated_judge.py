@@ -1,0 +1,93 @@
+"""A calibrated LLM judge: wraps any model-graded scorer and corrects its score with human labels.
+
+Each sample's score value is `{"judge": 0|1, "human": 0|1|-1}`: the wrapped scorer's verdict,
+and the human label from the labels file (-1 where the sample has none). Samples with a human
+label form the calibration set; the others the test set. The `judge_corrected` metric is the
+Rogan-Gladen estimate (specs/calibrated-judge.md; `harness.stats.judge_calibration`), beside the
+naive share the judge calls correct. `harness eval` and `harness report` print both with their
+intervals, computed from the per-sample values in the log.
+
+Labels file: JSONL lines `{"id": SAMPLE_ID, "human": 0|1}`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    metric,
+    scorer,
+    value_to_float,
+)
+from inspect_ai.solver import TaskState
+
+from harness.judge_labels import read_labels
+from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
+
+UNLABELLED = -1
+
+
+def split_verdicts(values: list[dict]) -> tuple[list[int], list[int], list[int]]:
+    """Test verdicts (no human label), then calibration human labels and verdicts."""
+    test = [int(v["judge"]) for v in values if v["human"] == UNLABELLED]
+    human = [int(v["human"]) for v in values if v["human"] != UNLABELLED]
+    judge = [int(v["judge"]) for v in values if v["human"] != UNLABELLED]
+    return test, human, judge
+
+
+@metric
+def judge_naive() -> Metric:
+    """Share of all samples the judge calls correct (biased by the judge's errors)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        values = [s.score.value["judge"] for s in scores]  # type: ignore[index]
+        return sum(values) / len(values) if values else math.nan
+
+    return compute
+
+
+@metric
+def judge_corrected() -> Metric:
+    """Rogan-Gladen corrected share; nan when a guard refuses (see the report for why)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        test, human, judge = split_verdicts([s.score.value for s in scores])  # type: ignore[misc]
+        if not test:
+            return math.nan
+        try:
+            return rogan_gladen_from_labels(test, human, judge).estimate
+        except CalibrationError:
+            return math.nan
+
+    return compute
+
+
+@scorer(metrics=[judge_naive(), judge_corrected()])
+def calibrated_judge(inner: Scorer, *, human_labels: str) -> Scorer:
+    """Wrap a model-graded scorer; record its verdict and the human label of each sample.
+
+    Args:
+        inner: Any scorer whose value means correct (C, 1, True) or not.
+        human_labels: JSONL file of `{"id", "human": 0|1}` for some sample ids.
+
+    """
+    labels = read_labels(human_labels, ("human",))
+    by_id = dict(zip(labels.ids, labels.columns["human"].tolist(), strict=True))
+    to_float = value_to_float()
+
+    async def score(state: TaskState, target: Target) -> Score:
+        verdict = await inner(state, target)
+        judged = 1 if verdict is not None and to_float(verdict.value) >= 0.5 else 0
+        return Score(
+            value={"judge": judged, "human": by_id.get(str(state.sample_id), UNLABELLED)},
+            answer=verdict.answer if verdict else None,
+            explanation=verdict.explanation if verdict else None,
+            metadata={"inner_value": verdict.value if verdict else None},
+        )
+
+    return score
