@@ -48,17 +48,13 @@ def estimate(test_path: str, calib_path: str, alpha: float, as_json: bool) -> No
         "estimate": est.estimate,
         "ci_low": est.low,
         "ci_high": est.high,
-        "ci_method": est.method,
-        "confidence": 1 - alpha,
         "naive": naive.estimate,
-        "naive_ci_low": naive.low,
-        "naive_ci_high": naive.high,
+        "q0": est.q0,
+        "q1": est.q1,
         "n": est.n,
         "m0": est.m0,
         "m1": est.m1,
-        "q0": est.q0,
-        "q1": est.q1,
-        "youden_j": est.youden_j,
+        "method": est.method,
     }
     if as_json:
         click.echo(json.dumps(result, indent=2))

@@ -41,6 +41,8 @@ def test_estimate_reproduces_even_odd_split(mt_bench_split):
     result = invoke(["judge", "estimate", "--test", test, "--calibration", calib, "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
+    assert set(out) == {"estimate", "ci_low", "ci_high", "naive", "q0", "q1", "n", "m0", "m1",
+                        "method"}  # fmt: skip
     assert (out["m0"], out["m1"], out["n"]) == (43, 57, 100)
     assert out["q0"] == pytest.approx(0.7674, abs=1e-4)
     assert out["q1"] == pytest.approx(0.8421, abs=1e-4)
