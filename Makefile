@@ -25,7 +25,8 @@ demo: $(CORE)
 test: $(DEV)
 	$(VENV)/bin/ruff check --output-format concise harness tests benchmarks
 	$(VENV)/bin/ruff format --check harness tests benchmarks
-	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q
+	# slow tests (Monte-Carlo coverage, about a minute) fit in CI, so they run here too
+	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "not gpu"
 
 test-slow: $(DEV)
 	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m slow
