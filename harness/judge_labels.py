@@ -9,13 +9,13 @@ that names the file and the line.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from harness.errors import HarnessUsageError
+from harness.jsonl import iter_jsonl
 
 
 @dataclass(frozen=True)
@@ -35,15 +35,7 @@ def read_labels(path: str, fields: tuple[str, ...]) -> LabelFile:
     ids: list[str] = []
     seen: dict[str, int] = {}
     values: dict[str, list[int]] = {f: [] for f in fields}
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as ex:
-            raise HarnessUsageError(f"{path} line {number}: not valid JSON ({ex.msg})") from None
-        if not isinstance(row, dict):
-            raise HarnessUsageError(f"{path} line {number}: expected a JSON object")
+    for number, row in iter_jsonl(file):
         if "id" not in row:
             raise HarnessUsageError(f"{path} line {number}: missing 'id'")
         item = str(row["id"])

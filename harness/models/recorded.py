@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessUsageError
+from harness.jsonl import iter_jsonl
 
 
 @dataclass(frozen=True)
@@ -41,18 +41,8 @@ def load_recorded(path: str) -> RecordedOutputs:
         return _from_log(file)
     by_id: dict[str, str] = {}
     by_epoch: dict[tuple[str, int], str] = {}
-    for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as ex:
-            raise HarnessUsageError(f"{file} line {number}: not valid JSON ({ex.msg})") from None
-        if (
-            not isinstance(item, dict)
-            or "id" not in item
-            or not isinstance(item.get("output"), str)
-        ):
+    for number, item in iter_jsonl(file):
+        if "id" not in item or not isinstance(item.get("output"), str):
             raise HarnessUsageError(
                 f'{file} line {number}: expected {{"id": ..., "output": "text"}}; fix the line'
             )
