@@ -19,7 +19,9 @@ def main() -> None:
 
 @main.command("eval")
 @click.option("--suite", required=True, help="Suite to run (see `harness suites`).")
-@click.option("--model", "models", multiple=True, required=True, help="Model spec; repeatable.")
+@click.option(
+    "--model", "models", multiple=True, help="Model spec; repeatable (suites that train: none)."
+)
 @click.option("--limit", type=int, default=None, help="Samples per task.")
 @click.option("--epochs", type=int, default=1, show_default=True, help="Samples per problem.")
 @click.option("--seed", type=int, default=None, help="Generation seed for every model.")

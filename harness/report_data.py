@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.errors import HarnessUsageError
+from harness.parity_report import ParityReport, build_parity_report, load_runs
 from harness.run import SummaryRow, score_to_float, summarize_log
 from harness.stats.multiple import holm
 from harness.stats.paired import PairedTest, mcnemar, paired_bootstrap_diff
@@ -41,6 +42,7 @@ class ReportData:
     scores: tuple[SummaryRow, ...]  # one per suite, task, model and metric
     pairs: tuple[PairRow, ...]  # one per task and pair of models
     logs: tuple[str, ...]  # the logs used
+    parity: tuple[ParityReport, ...] = ()  # k-parity arms, one per k-parity log
 
 
 def find_logs(dirs: list[str]) -> list[dict]:
@@ -85,8 +87,13 @@ def build_report(dirs: list[str]) -> ReportData:
     logs = find_logs(dirs)
     scores: list[SummaryRow] = []
     per_task: dict[str, list[dict]] = {}
+    parity: list[ParityReport] = []
     for log in logs:
         scores += summarize_log(log["log"], log["suite"], log["task"], log["model"])
+        if log["suite"] == "k-parity":
+            label = f"{log['task']} ({Path(log['log']).name})"
+            parity.append(build_parity_report(label, load_runs(log["log"])))
+            continue  # one model (none); its arms are compared below instead
         per_task.setdefault(log["task"], []).append(log)
     pairs: list[PairRow] = []
     for task, task_logs in sorted(per_task.items()):
@@ -106,4 +113,4 @@ def build_report(dirs: list[str]) -> ReportData:
         adjusted = holm([t.p_value for _, _, t in tests]).adjusted
         for (la, lb, test), p in zip(tests, adjusted, strict=True):
             pairs.append(PairRow(la["suite"], task, la["model"], lb["model"], test, p))
-    return ReportData(tuple(scores), tuple(pairs), tuple(log["log"] for log in logs))
+    return ReportData(tuple(scores), tuple(pairs), tuple(log["log"] for log in logs), tuple(parity))

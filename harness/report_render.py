@@ -11,6 +11,7 @@ import io
 import math
 from pathlib import Path
 
+from harness.parity_report import parity_tables, plot_curves
 from harness.report_data import ReportData
 
 
@@ -60,8 +61,9 @@ def _pair_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def to_markdown(data: ReportData, plot_name: str) -> str:
-    """The report as Markdown, pointing at the forest plot saved beside it."""
+def to_markdown(data: ReportData, plot_name: str, plot_names: list[str] | None = None) -> str:
+    """The report as Markdown, pointing at the plots saved beside it."""
+    plot_names = plot_names or []
 
     def table(head: list[str], rows: list[list[str]]) -> str:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -69,17 +71,27 @@ def to_markdown(data: ReportData, plot_name: str) -> str:
         return "\n".join(lines)
 
     pairs = table(*_pair_table(data)) if data.pairs else "(no two models share a task)"
+    parity = "".join(
+        f"\n### {caption}\n\n{table(head, rows)}\n"
+        for report in data.parity
+        for caption, head, rows in parity_tables(report)
+    )
+    curves = "".join(
+        f"\n![k-parity learning curves, one panel per arm, one line per seed]({name})\n"
+        for name in plot_names
+    )
     return (
         "# harness report\n\n## Scores\n\nErrored samples count in n and as wrong.\n\n"
         f"{table(*_score_table(data))}\n\n![Forest plot of scores with 95% intervals]"
         f"({plot_name})\n\n## Paired comparisons\n\nOn the samples both models have; "
         f"p-values corrected by Holm over each task's pairs.\n\n{pairs}\n\n"
-        f"Logs: {len(data.logs)}.\n"
+        f"Logs: {len(data.logs)}.\n" + (f"\n## k-parity\n{parity}{curves}" if parity else "")
     )
 
 
-def to_html(data: ReportData, png: bytes) -> str:
-    """The report as one self-contained HTML page (the plot embedded)."""
+def to_html(data: ReportData, png: bytes, curve_pngs: list[bytes] | None = None) -> str:
+    """The report as one self-contained HTML page (the plots embedded)."""
+    curve_pngs = curve_pngs or []
 
     def table(caption: str, head: list[str], rows: list[list[str]]) -> str:
         th = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in head)
@@ -99,6 +111,12 @@ def to_html(data: ReportData, png: bytes) -> str:
         + f'<img alt="Forest plot of each score with its 95% interval" '
         f'src="data:image/png;base64,{img}">'
         + table("Paired comparisons (Holm-corrected over each task's pairs)", *_pair_table(data))
+        + "".join(table(*t) for report in data.parity for t in parity_tables(report))
+        + "".join(
+            f'<img alt="k-parity learning curves, one panel per arm" '
+            f'src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+            for png in curve_pngs
+        )
         + "</html>"
     )
 
@@ -108,10 +126,15 @@ def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     png = forest_plot_png(data)
+    curve_files: list[str] = []
+    for i, report in enumerate(data.parity):
+        curve_files += plot_curves(report, out.with_name(f"{out.stem}.k-parity-{i + 1}"))
+    pngs = [Path(p).read_bytes() for p in curve_files if p.endswith(".png")]
     if fmt == "html":
-        out.write_text(to_html(data, png), encoding="utf-8")
-        return [str(out)]
+        out.write_text(to_html(data, png, pngs), encoding="utf-8")
+        return [str(out), *curve_files]
     plot = out.with_suffix(".forest.png")
     plot.write_bytes(png)
-    out.write_text(to_markdown(data, plot.name), encoding="utf-8")
-    return [str(out), str(plot)]
+    names = [Path(p).name for p in curve_files if p.endswith(".png")]
+    out.write_text(to_markdown(data, plot.name, names), encoding="utf-8")
+    return [str(out), str(plot), *curve_files]

@@ -124,9 +124,12 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     if req.limit is not None and req.limit < 1:
         raise HarnessUsageError(f"--limit must be at least 1, got {req.limit}")
     suite = get_suite(req.suite)
+    specs = req.models or ((suite.default_model,) if suite.default_model else ())
+    if not specs:
+        raise HarnessUsageError(f"suite '{suite.name}' needs --model, for example local/tiny-arith")
     folder = resolve_data_dir(req.data_dir)
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
-    models = build_models(req.models, req.model_args, req.seed)
+    models = build_models(specs, req.model_args, req.seed)
     connections = max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
     ok, logs = eval_set(

@@ -17,6 +17,7 @@ class Suite:
     name: str  # what --suite takes
     tasks: tuple[Callable[..., Task], ...]  # @task functions, run together
     measures: str  # one line for `harness suites`
+    default_model: str | None = None  # used when --model is not given (suites that train)
 
     @property
     def task_names(self) -> tuple[str, ...]:
@@ -28,10 +29,17 @@ def all_suites() -> dict[str, Suite]:
     """Every suite by name. Imports the suite modules on first call."""
     from harness.suites.aime import aime2024, aime2025
     from harness.suites.arith import arith
+    from harness.suites.k_parity import k_parity
 
     suites = [
         Suite("arith", (arith,), "exact-match multi-digit addition and subtraction (seeded)"),
         Suite("aime", (aime2024, aime2025), "competition-math integer answers, AIME 2024/2025"),
+        Suite(
+            "k-parity",
+            (k_parity,),
+            "masked diffusion vs autoregressive training on k-sparse parity (trains its own)",
+            default_model="none/none",
+        ),
     ]
     return {s.name: s for s in suites}
 

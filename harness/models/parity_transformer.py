@@ -1,0 +1,98 @@
+"""A small nanoGPT-style transformer for k-parity: causal for AR, bidirectional for MD.
+
+Tokens are the bits 0 and 1 and the mask token M = 2; every target is a bit, so the output head
+has two classes. Pre-LayerNorm blocks, learned positions, GELU MLP of width 4d.
+
+References:
+    Huang and Mirzasoleiman, "Tuning the Implicit Regularizer of Masked Diffusion Language
+    Models: Enhancing Generalization via Insights from k-Parity", arXiv 2601.22450. The model
+    shape is ours (the paper's was not available); specs/k-parity.md §5-6.
+
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+MASK = 2  # the mask token; 0 and 1 are the bits
+
+
+@dataclass(frozen=True)
+class ParityModelConfig:
+    """Shape of the parity transformer."""
+
+    seq_len: int  # n bits plus the label
+    d_model: int = 32  # width (the quick preset's, measured on 2 cores)
+    n_layer: int = 2  # blocks
+    n_head: int = 4  # attention heads
+    causal: bool = False  # True for AR, False (bidirectional) for MD
+
+    def __post_init__(self) -> None:
+        if self.seq_len < 2:
+            raise ValueError(f"seq_len must be at least 2, got {self.seq_len}")
+        if self.d_model % self.n_head:
+            raise ValueError(f"d_model {self.d_model} must be a multiple of n_head {self.n_head}")
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention, causal or not."""
+
+    def __init__(self, cfg: ParityModelConfig) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.n_head = cfg.n_head
+        self.causal = cfg.causal
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Attend over the sequence."""
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)  # (B, T, C) each
+        q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
+        return self.proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block."""
+
+    def __init__(self, cfg: ParityModelConfig) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(cfg.d_model)
+        self.attn = SelfAttention(cfg)
+        self.ln2 = nn.LayerNorm(cfg.d_model)
+        self.mlp = nn.Sequential(
+            nn.Linear(cfg.d_model, 4 * cfg.d_model),
+            nn.GELU(),
+            nn.Linear(4 * cfg.d_model, cfg.d_model),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Residual attention then residual MLP."""
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class ParityTransformer(nn.Module):
+    """Token and position embeddings, blocks, and a two-way head at every position."""
+
+    def __init__(self, cfg: ParityModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.tok = nn.Embedding(3, cfg.d_model)
+        self.pos = nn.Embedding(cfg.seq_len, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, 2)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        """Logits over {0, 1} at every position: (B, T) tokens -> (B, T, 2)."""
+        t = idx.shape[1]
+        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))  # (B, T, C)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))

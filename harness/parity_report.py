@@ -1,0 +1,206 @@
+"""The k-parity part of `harness report`: per-arm statistics and learning-curve plots.
+
+Per arm, over its seeds:
+- the share of seeds that generalise (test accuracy >= 0.99 within budget), Wilson interval;
+- the median steps to generalise, percentile-bootstrap interval over seeds; a seed that never
+  generalises counts as "not reached" (infinite), so the median is "not reached" when half or
+  more seeds never get there (ours: censoring rule);
+- the final test accuracy, t interval over seeds;
+- paired comparisons between arms on the same seeds (final accuracy, and steps with a seed
+  that never generalises set to the budget), paired bootstrap, Holm-corrected.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.stats.intervals import Interval, t_interval, wilson
+from harness.stats.multiple import holm
+from harness.stats.paired import PairedTest, paired_bootstrap_diff
+
+
+@dataclass(frozen=True)
+class ArmRow:
+    """One arm's statistics over seeds."""
+
+    arm: str  # arm name
+    seeds: int  # runs
+    generalized: Interval  # share of seeds reaching 0.99, Wilson
+    median_steps: float  # median steps to generalise (inf: not reached)
+    median_low: float  # bootstrap interval of the median
+    median_high: float
+    final_acc: Interval  # final test accuracy, t interval
+
+
+@dataclass(frozen=True)
+class ArmPair:
+    """Two arms on the same seeds."""
+
+    arm_a: str
+    arm_b: str
+    acc: PairedTest  # final accuracy a - b
+    steps: PairedTest  # steps to generalise a - b (never = budget)
+    p_holm_acc: float  # Holm over all pairs
+    p_holm_steps: float
+
+
+@dataclass(frozen=True)
+class ParityReport:
+    """The k-parity section of a report."""
+
+    task: str  # task label (preset)
+    arms: tuple[ArmRow, ...]
+    pairs: tuple[ArmPair, ...]
+    runs: tuple[dict[str, Any], ...]  # per run: arm, seed, steps, train_acc, test_acc, ...
+
+
+def load_runs(location: str) -> list[dict[str, Any]]:
+    """Per-sample run results (arm, seed, curves) from a k-parity log, through samples_df."""
+    from inspect_ai.analysis import SampleColumn, samples_df
+
+    columns = [
+        SampleColumn("id", path="id"),
+        SampleColumn("arm", path="metadata.arm"),
+        SampleColumn("seed", path="metadata.seed"),
+        SampleColumn("run", path="metadata.run", full=True),
+    ]
+    df = samples_df(location, columns=columns, quiet=True)
+    runs = []
+    for row in df.to_dict("records"):
+        run = row["run"]
+        if isinstance(run, str):
+            import json
+
+            run = json.loads(run)
+        if isinstance(run, dict):
+            runs.append({"arm": row["arm"], "seed": int(row["seed"]), **run})
+    return runs
+
+
+def _median_steps(steps: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
+    median = float(np.median(steps))
+    rng = np.random.default_rng(seed)
+    draws = np.median(rng.choice(steps, size=(10_000, steps.size), replace=True), axis=1)
+    low, high = np.percentile(draws, [2.5, 97.5], method="lower")
+    return median, float(low), float(high)
+
+
+def build_parity_report(task: str, runs: list[dict[str, Any]]) -> ParityReport:
+    """Per-arm rows and Holm-corrected paired comparisons between arms."""
+    arms: dict[str, list[dict[str, Any]]] = {}
+    for run in sorted(runs, key=lambda r: (r["arm"], r["seed"])):
+        arms.setdefault(run["arm"], []).append(run)
+    rows = []
+    for arm, arm_runs in arms.items():
+        hits = [r["steps_to_generalize"] for r in arm_runs]
+        steps = np.array([math.inf if h is None else h for h in hits], dtype=float)
+        median, low, high = _median_steps(steps)
+        rows.append(
+            ArmRow(
+                arm=arm,
+                seeds=len(arm_runs),
+                generalized=wilson(sum(h is not None for h in hits), len(hits)),
+                median_steps=median,
+                median_low=low,
+                median_high=high,
+                final_acc=t_interval([r["final_test_acc"] for r in arm_runs]),
+            )
+        )
+    tests = []
+    for a, b in combinations(sorted(arms), 2):
+        seeds = sorted({r["seed"] for r in arms[a]} & {r["seed"] for r in arms[b]})
+        if len(seeds) < 2:
+            continue
+        ra = {r["seed"]: r for r in arms[a]}
+        rb = {r["seed"]: r for r in arms[b]}
+
+        def steps_or_budget(r: dict[str, Any]) -> float:
+            return float(r["steps_to_generalize"] or r["steps"][-1])
+
+        acc = paired_bootstrap_diff(
+            [ra[s]["final_test_acc"] for s in seeds], [rb[s]["final_test_acc"] for s in seeds]
+        )
+        steps = paired_bootstrap_diff(
+            [steps_or_budget(ra[s]) for s in seeds], [steps_or_budget(rb[s]) for s in seeds]
+        )
+        tests.append((a, b, acc, steps))
+    pairs = []
+    if tests:
+        p_acc = holm([t[2].p_value for t in tests]).adjusted
+        p_steps = holm([t[3].p_value for t in tests]).adjusted
+        for (a, b, acc, steps), pa, ps in zip(tests, p_acc, p_steps, strict=True):
+            pairs.append(ArmPair(a, b, acc, steps, pa, ps))
+    return ParityReport(task, tuple(rows), tuple(pairs), tuple(runs))
+
+
+def plot_curves(report: ParityReport, stem: Path) -> list[str]:
+    """Learning curves, one panel per arm, one colour per seed; test solid, train dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    arms = [r.arm for r in report.arms]
+    cols = min(3, len(arms))
+    rows = math.ceil(len(arms) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    for ax, arm in zip(axes.flat, arms, strict=False):
+        for i, run in enumerate(r for r in report.runs if r["arm"] == arm):
+            colour = f"C{i % 10}"
+            ax.plot(run["steps"], run["test_acc"], color=colour, label=f"seed {run['seed']} test")
+            ax.plot(run["steps"], run["train_acc"], color=colour, linestyle="--", alpha=0.6)
+        ax.set_title(arm)
+        ax.set_ylim(0.4, 1.02)
+        ax.axhline(0.99, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_xlabel("step")
+        ax.set_ylabel("accuracy (test solid, train dashed)")
+    for ax in list(axes.flat)[len(arms) :]:
+        ax.axis("off")
+    fig.suptitle(f"k-parity learning curves: {report.task}")
+    fig.tight_layout()
+    paths = [str(stem.with_suffix(".png")), str(stem.with_suffix(".svg"))]
+    for path in paths:
+        fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def _fmt_steps(value: float) -> str:
+    return "not reached" if math.isinf(value) else f"{value:.0f}"
+
+
+def parity_tables(report: ParityReport) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(caption, header, rows) for the arms table and the pairs table."""
+    arms = [
+        [r.arm, str(r.seeds),
+         f"{r.generalized.estimate:.2f} [{r.generalized.low:.2f}, {r.generalized.high:.2f}]",
+         f"{_fmt_steps(r.median_steps)} [{_fmt_steps(r.median_low)}, {_fmt_steps(r.median_high)}]",
+         f"{r.final_acc.estimate:.3f} [{r.final_acc.low:.3f}, {r.final_acc.high:.3f}]"]
+        for r in report.arms
+    ]  # fmt: skip
+    pairs = [
+        [p.arm_a, p.arm_b,
+         f"{p.acc.estimate:+.3f} [{p.acc.low:+.3f}, {p.acc.high:+.3f}]", f"{p.p_holm_acc:.3g}",
+         f"{p.steps.estimate:+.0f} [{p.steps.low:+.0f}, {p.steps.high:+.0f}]",
+         f"{p.p_holm_steps:.3g}"]
+        for p in report.pairs
+    ]  # fmt: skip
+    return [
+        (
+            f"k-parity {report.task}: per arm over seeds (95% intervals)",
+            ["arm", "seeds", "generalised (share)", "median steps to 0.99", "final test accuracy"],
+            arms,
+        ),
+        (
+            f"k-parity {report.task}: arms paired by seed (paired bootstrap, Holm over pairs; "
+            "a seed that never generalises counts as the full budget in steps)",
+            ["arm a", "arm b", "final acc a - b", "p (Holm)", "steps a - b", "p (Holm)"],
+            pairs,
+        ),
+    ]

@@ -1,0 +1,81 @@
+"""k-parity: data, determinism, the suite end to end, and its report section."""
+
+import torch
+from inspect_ai.log import read_eval_log
+
+from harness.report_data import build_report
+from harness.report_render import write_report
+from harness.run import EvalRequest, run_eval
+from harness.suites.k_parity import PRESETS, arm_config
+from harness.suites.k_parity_data import make_parity_data
+from harness.suites.k_parity_train import train_run
+
+
+def test_data_is_seeded_disjoint_and_labelled_by_xor():
+    a = make_parity_data(12, 3, 1000, 2000, seed=0)
+    b = make_parity_data(12, 3, 1000, 2000, seed=0)
+    assert a.secret == b.secret and torch.equal(a.train, b.train)
+    assert make_parity_data(12, 3, 1000, 2000, seed=1).secret != a.secret or not torch.equal(
+        make_parity_data(12, 3, 1000, 2000, seed=1).train, a.train
+    )
+    train = {tuple(r) for r in a.train[:, :12].tolist()}
+    test = {tuple(r) for r in a.test[:, :12].tolist()}
+    assert len(train) == 1000 and len(test) == 2000 and not train & test
+    assert torch.equal(a.train[:, 12], a.train[:, list(a.secret)].sum(1) % 2)
+
+
+def small(**overrides):
+    settings = dict(PRESETS["quick"], max_steps=60, eval_every=20)
+    settings.update(overrides)
+    return settings
+
+
+def test_runs_are_deterministic_for_a_seed_and_thread_count():
+    torch.set_num_threads(1)
+    for arm in ("ar", "md-optimal", "md-uniform-inv-t"):
+        first = train_run(arm_config(arm, 5, small()))
+        again = train_run(arm_config(arm, 5, small()))
+        assert (first.steps, first.train_acc, first.test_acc) == (
+            again.steps, again.train_acc, again.test_acc,
+        )  # fmt: skip
+    other = train_run(arm_config("md-optimal", 6, small()))
+    assert other.test_acc != first.test_acc or other.secret != first.secret
+
+
+def test_suite_end_to_end_with_report(tmp_path):
+    ok, rows = run_eval(
+        EvalRequest(
+            suite="k-parity",
+            models=(),
+            task_args={"arms": "ar,md-optimal", "seeds": 2, "max_steps": 60},
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    )
+    assert ok and rows[0].n == 4 and rows[0].errors == 0 and rows[0].ci_method == "t"
+    log = read_eval_log(rows[0].log)
+    sample = log.samples[0]
+    run = sample.metadata["run"]
+    assert len(run["steps"]) == len(run["test_acc"]) == len(run["train_acc"]) >= 1
+    assert "steps_to_generalize" in sample.scores["final_test_accuracy"].metadata
+    report = build_report([str(tmp_path / "logs")])
+    (parity,) = report.parity
+    assert [a.arm for a in parity.arms] == ["ar", "md-optimal"]
+    assert all(a.seeds == 2 for a in parity.arms) and len(parity.pairs) == 1
+    written = write_report(report, str(tmp_path / "out" / "report.md"), "md")
+    assert any(p.endswith(".svg") for p in written) and any(p.endswith(".png") for p in written)
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "median steps to 0.99" in text and "k-parity learning curves" in text
+
+
+def test_parallel_workers(tmp_path):
+    ok, rows = run_eval(
+        EvalRequest(
+            suite="k-parity",
+            models=(),
+            task_args={"arms": "ar", "seeds": 2, "max_steps": 20, "workers": 2},
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    )
+    assert ok and rows[0].n == 2 and rows[0].errors == 0
