@@ -281,7 +281,7 @@ def paired_permutation(
         estimate and p-value are nan.
 
     References:
-        Fisher, R. A. (1935). The Design of Experiments, sec. 21. Oliver & Boyd.
+        Fisher, R. A. (1935). The Design of Experiments. Oliver & Boyd.
         Phipson, B. and Smyth, G. K. (2010). Permutation p-values should never be zero.
         Statistical Applications in Genetics and Molecular Biology 9(1), 39.
 
