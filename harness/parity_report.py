@@ -15,6 +15,7 @@ Per arm, over its seeds:
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from itertools import combinations
@@ -78,8 +79,6 @@ def load_runs(location: str) -> list[dict[str, Any]]:
     for row in df.to_dict("records"):
         run = row["run"]
         if isinstance(run, str):
-            import json
-
             run = json.loads(run)
         if isinstance(run, dict):
             runs.append({"arm": row["arm"], "seed": int(row["seed"]), **run})

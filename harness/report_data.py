@@ -48,15 +48,14 @@ class ReportData:
 def find_logs(dirs: list[str]) -> list[dict]:
     """Finished logs under the folders: one per task and model, the newest."""
     from inspect_ai.analysis import evals_df
+    from inspect_ai.log import list_eval_logs
 
     paths: list[str] = []
     for d in dirs:
-        root = Path(d)
-        if not root.is_dir():
+        if not Path(d).is_dir():
             raise HarnessUsageError(f"log folder '{d}' does not exist")
-        paths += [str(p) for p in sorted(root.rglob("*.eval"))] + [
-            str(p) for p in sorted(root.rglob("*.json")) if not p.name.startswith(".")
-        ]
+        # inspect knows which files are logs (eval_set also writes logs.json, eval-set.json)
+        paths += [info.name for info in list_eval_logs(d, recursive=True)]
     if not paths:
         raise HarnessUsageError(f"no inspect logs under {', '.join(dirs)}; run `harness eval`")
     df = evals_df(paths, quiet=True)
