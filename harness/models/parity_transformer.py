@@ -1,7 +1,9 @@
 """A small nanoGPT-style transformer for k-parity: causal for AR, bidirectional for MD.
 
 Tokens are the bits 0 and 1 and the mask token M = 2; every target is a bit, so the output head
-has two classes. Pre-LayerNorm blocks, learned positions, GELU MLP of width 4d.
+has two classes. Pre-LayerNorm blocks, learned positions, GELU MLP of width 4d, and nanoGPT's
+initialisation: weights and embeddings N(0, 0.02), biases zero, and the two residual output
+projections of each block N(0, 0.02 / sqrt(2 · n_layer)).
 
 References:
     Huang and Mirzasoleiman, "Tuning the Implicit Regularizer of Masked Diffusion Language
@@ -12,6 +14,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -77,6 +80,13 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+def _init_weights(module: nn.Module) -> None:
+    if isinstance(module, (nn.Linear, nn.Embedding)):
+        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+    if isinstance(module, nn.Linear) and module.bias is not None:
+        nn.init.zeros_(module.bias)
+
+
 class ParityTransformer(nn.Module):
     """Token and position embeddings, blocks, and a two-way head at every position."""
 
@@ -88,6 +98,10 @@ class ParityTransformer(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, 2)
+        self.apply(_init_weights)
+        for block in self.blocks:  # residual projections, scaled by depth as in nanoGPT
+            for proj in (block.attn.proj, block.mlp[2]):
+                nn.init.normal_(proj.weight, mean=0.0, std=0.02 / math.sqrt(2 * cfg.n_layer))
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Logits over {0, 1} at every position: (B, T) tokens -> (B, T, 2)."""

@@ -170,6 +170,10 @@ def k_parity(
     n_seeds = seeds if seeds is not None else PRESET_SEEDS[preset]
     for arm in arm_list:
         arm_config(arm, 0, settings)  # an unknown arm fails here, before anything runs
+    # Runs expected to use the whole budget go to the worker pool first, so that the last run to
+    # finish is a short one (longest-first scheduling); the report orders arms itself.
+    expected_cost = {"md-uniform-inv-t": 0, "md-uniform": 1, "md-optimal": 2, "md-fixed": 3}
+    arm_list.sort(key=lambda arm: expected_cost.get(arm, len(expected_cost)))
     samples = [
         Sample(
             id=f"{arm}-seed{seed}",
