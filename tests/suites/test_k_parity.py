@@ -79,3 +79,16 @@ def test_parallel_workers(tmp_path):
         )
     )
     assert ok and rows[0].n == 2 and rows[0].errors == 0
+
+
+def test_model_uses_nanogpt_initialisation():
+    from harness.models.parity_transformer import ParityModelConfig, ParityTransformer
+
+    torch.manual_seed(0)
+    model = ParityTransformer(ParityModelConfig(13, d_model=64, n_layer=2, n_head=4))
+    assert abs(model.tok.weight.std().item() - 0.02) < 0.005
+    assert abs(model.blocks[0].attn.qkv.weight.std().item() - 0.02) < 0.002
+    residual_std = 0.02 / (2 * 2) ** 0.5
+    assert abs(model.blocks[1].mlp[2].weight.std().item() - residual_std) < 0.001
+    assert abs(model.blocks[0].attn.proj.weight.std().item() - residual_std) < 0.002
+    assert model.blocks[0].attn.qkv.bias.abs().max().item() == 0.0
