@@ -110,8 +110,10 @@ def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None) -> N
 
 def _add_subcommands() -> None:
     from harness.judge_cli import judge
+    from harness.leaderboard_cli import leaderboard
 
     main.add_command(judge)
+    main.add_command(leaderboard)
 
 
 _add_subcommands()

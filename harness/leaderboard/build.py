@@ -1,0 +1,183 @@
+"""`harness leaderboard build`: a self-contained static site from eval logs.
+
+Layout of the site folder:
+- `index.html`: models × tasks, each cell the score, its 95% interval, errors and rank;
+- `suite/<suite>.html`, `model/<model>.html`, `plots/*.svg`, `assets/site.{css,js}`;
+- `leaderboard.json` and `leaderboard.csv`, the same numbers as the pages;
+- `viewer/`: inspect's log viewer (`inspect view bundle`) holding every log used.
+
+A log that cannot be used is listed with its reason (index page and `leaderboard.json`); the
+others build all the same.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.leaderboard.collect import BadLog, collect
+from harness.leaderboard.pages import (
+    SITE_CSS,
+    SITE_JS,
+    index_page,
+    model_page,
+    slug,
+    suite_page,
+)
+from harness.leaderboard.ranking import TaskTable, task_tables
+from harness.leaderboard.svg import forest_svg, heatmap_svg
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build wrote."""
+
+    site: str  # the site folder
+    tasks: int  # task tables
+    models: int  # distinct models
+    logs: int  # logs used
+    left_out: tuple[BadLog, ...]  # logs not used, with reasons
+    viewer: bool  # whether viewer/ was built
+    seconds: float  # wall time of the build
+
+    def summary(self) -> str:
+        """One line for the terminal."""
+        extra = f", {len(self.left_out)} left out" if self.left_out else ""
+        viewer = "" if self.viewer else " (no viewer)"
+        return (
+            f"wrote {self.site}/index.html{viewer}: {self.models} models, {self.tasks} tasks, "
+            f"{self.logs} logs{extra} in {self.seconds:.1f} s"
+        )
+
+
+def _clean(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 6)
+
+
+def to_json(
+    title: str, tables: list[TaskTable], bad: list[BadLog], links: dict[str, str]
+) -> dict[str, Any]:
+    """The numbers of the site, as `leaderboard.json` holds them."""
+    tasks = []
+    for t in tables:
+        rows = []
+        for r in t.rows:
+            row: dict[str, Any] = {
+                "model": r.model,
+                "score": _clean(r.score.estimate),
+                "ci_low": _clean(r.score.low),
+                "ci_high": _clean(r.score.high),
+                "ci_method": r.score.method,
+                "n": r.n,
+                "errors": r.errors,
+                "rank": r.rank,
+                "groups": r.groups,
+                "log": Path(r.log).name,
+                "viewer": links.get(r.log),
+            }
+            if r.judge is not None:
+                j = r.judge
+                row["judge_naive"] = _clean(j.naive.estimate)
+                row["judge_corrected"] = _clean(j.corrected.estimate) if j.corrected else None
+                row["judge_corrected_ci"] = (
+                    [_clean(j.corrected.low), _clean(j.corrected.high)] if j.corrected else None
+                )
+                row["judge_refused"] = j.refused or None
+            rows.append(row)
+        pairs = [
+            {
+                "model_a": p.model_a,
+                "model_b": p.model_b,
+                "diff": _clean(p.diff),
+                "ci_low": _clean(p.low),
+                "ci_high": _clean(p.high),
+                "p": _clean(p.p),
+                "p_holm": _clean(p.p_holm),
+                "method": p.method,
+                "n": p.n,
+            }
+            for p in t.pairs
+        ]
+        tasks.append(
+            {"suite": t.suite, "task": t.task, "alpha": t.alpha, "rows": rows, "pairs": pairs}
+        )
+    return {
+        "title": title,
+        "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "tasks": tasks,
+        "left_out": [{"log": b.path, "reason": b.reason} for b in bad],
+    }
+
+
+def to_csv(data: dict[str, Any]) -> str:
+    """One line per task and model, the index's numbers."""
+    out = io.StringIO()
+    fields = ["suite", "task", "model", "score", "ci_low", "ci_high", "ci_method", "n"]
+    fields += ["errors", "rank", "groups", "log"]
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for t in data["tasks"]:
+        for r in t["rows"]:
+            writer.writerow(
+                {"suite": t["suite"], "task": t["task"], **{k: r[k] for k in fields[2:]}}
+            )
+    return out.getvalue()
+
+
+def build_site(
+    log_dirs: list[str],
+    out: str,
+    title: str = "Leaderboard",
+    viewer: bool = True,
+    alpha: float = 0.05,
+) -> BuildResult:
+    """Read the logs, rank the models per task, and write the site to `out`."""
+    start = time.perf_counter()
+    collected = collect(log_dirs)
+    tables = task_tables(list(collected.entries), alpha)
+    site = Path(out)
+    for sub in ("suite", "model", "plots", "assets"):
+        (site / sub).mkdir(parents=True, exist_ok=True)
+    links: dict[str, str] = {}
+    if viewer and collected.entries:
+        from harness.leaderboard.viewer import bundle_viewer
+
+        links = bundle_viewer([e.path for e in collected.entries], site)
+    bad = list(collected.bad)
+
+    def link(path: str) -> str | None:
+        return links.get(path)
+
+    (site / "assets" / "site.css").write_text(SITE_CSS)
+    (site / "assets" / "site.js").write_text(SITE_JS)
+    (site / "index.html").write_text(index_page(title, tables, bad, link, len(collected.entries)))
+    by_suite: dict[str, list[TaskTable]] = {}
+    for t in tables:
+        by_suite.setdefault(t.suite, []).append(t)
+        stem = f"{slug(t.suite)}-{slug(t.task)}"
+        (site / "plots" / f"{stem}-forest.svg").write_text(forest_svg(t))
+        (site / "plots" / f"{stem}-pvalues.svg").write_text(heatmap_svg(t))
+    for suite, suite_tables in by_suite.items():
+        (site / "suite" / f"{slug(suite)}.html").write_text(suite_page(suite, suite_tables, link))
+    models = sorted({r.model for t in tables for r in t.rows})
+    for m in models:
+        (site / "model" / f"{slug(m)}.html").write_text(model_page(m, tables, link))
+    data = to_json(title, tables, bad, links)
+    (site / "leaderboard.json").write_text(json.dumps(data, indent=1))
+    (site / "leaderboard.csv").write_text(to_csv(data))
+    return BuildResult(
+        site=str(site),
+        tasks=len(tables),
+        models=len(models),
+        logs=len(collected.entries),
+        left_out=tuple(bad),
+        viewer=bool(links),
+        seconds=time.perf_counter() - start,
+    )

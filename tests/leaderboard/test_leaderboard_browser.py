@@ -1,0 +1,91 @@
+"""The built leaderboard in Debian's chromium, served by `harness leaderboard serve`'s server."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from tests.leaderboard.browser import chromium_page, page_errors, served
+from tests.leaderboard.conftest import MODELS, N_SAMPLES, TASKS
+
+CELL = re.compile(r"([\d.]+) \[([\d.]+), ([\d.]+)\] (\d+) err #(\d+)")
+
+
+def test_site_in_a_real_browser(built_site, tmp_path: Path) -> None:
+    site, _ = built_site
+    data = json.loads((site / "leaderboard.json").read_text())
+    expected = {(t["task"], r["model"]): r for t in data["tasks"] for r in t["rows"]}
+    with served(site) as base, chromium_page() as page:
+        errors = page_errors(page)
+        page.goto(base + "index.html")
+
+        # every row and number against leaderboard.json
+        rows = page.locator("#board tbody tr")
+        assert rows.count() == len(MODELS)
+        headers = [h.strip() for h in page.locator("#board thead th button").all_inner_texts()]
+        assert headers == ["Model", *TASKS]
+        for i in range(rows.count()):
+            model = rows.nth(i).locator("th").inner_text().strip()
+            cells = rows.nth(i).locator("td").all_inner_texts()
+            for task, text in zip(TASKS, cells, strict=True):
+                m = CELL.search(" ".join(text.split()))
+                assert m, text
+                ref = expected[(task, model)]
+                assert float(m[1]) == round(ref["score"], 3)
+                assert (float(m[2]), float(m[3])) == (
+                    round(ref["ci_low"], 3),
+                    round(ref["ci_high"], 3),
+                )
+                assert (int(m[4]), int(m[5])) == (ref["errors"], ref["rank"])
+
+        # sorting a column, both ways
+        def column(col: int) -> list[float]:
+            return [float(v) for v in page.locator(f"#board tbody tr td:nth-child({col + 1})")
+                    .evaluate_all("cells => cells.map(c => c.dataset.value)")]  # fmt: skip
+
+        page.get_by_role("button", name=TASKS[1]).click()
+        assert column(2) == sorted(column(2), reverse=True)
+        page.get_by_role("button", name=TASKS[1]).click()
+        assert column(2) == sorted(column(2))
+        page.get_by_role("button", name="Model").click()
+        names = page.locator("#board tbody th").all_inner_texts()
+        assert names == sorted(names, reverse=True)
+
+        # the filter box narrows the rows
+        page.locator("#filter").fill("weak")
+        assert page.locator("#board tbody tr:visible").count() == 1
+        page.locator("#filter").fill("")
+        page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
+
+        # a suite page, with its plots loaded
+        page.locator("#board thead a").first.click()
+        page.wait_for_url("**/suite/arith.html*")
+        assert page.locator("h1").inner_text() == "Suite arith"
+        widths = page.locator("img").evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
+        assert len(widths) == 2 * len(TASKS) and all(w > 0 for w in widths)
+        page.screenshot(path=str(tmp_path / "suite.png"), full_page=True)
+
+        # one log in the viewer, with its samples
+        page.goto(base + "index.html")
+        page.locator("#board tbody tr td a").first.click()
+        page.wait_for_url("**/viewer/index.html#/logs/*")
+        page.get_by_text("q0", exact=True).wait_for()  # the grid shows the first ids (sorted)
+        assert page.get_by_text("q1", exact=True).count() == 1
+        assert page.get_by_text(f"{N_SAMPLES} Samples").count() >= 1
+        page.screenshot(path=str(tmp_path / "viewer.png"))
+
+        # with JavaScript off the table is all there and the filter box stays hidden
+        context = page.context.browser.new_context(java_script_enabled=False)
+        plain = context.new_page()
+        plain.goto(base + "index.html")
+        assert plain.locator("#board tbody tr").count() == len(MODELS)
+        assert not plain.locator("#filter").is_visible()
+        context.close()
+    assert errors == []
+    for name in ("index.png", "suite.png", "viewer.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+    keep = Path("/tmp/leaderboard-shots")  # for a human to look at; harmless elsewhere
+    shutil.rmtree(keep, ignore_errors=True)
+    shutil.copytree(tmp_path, keep, ignore=shutil.ignore_patterns("*.eval"))
