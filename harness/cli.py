@@ -111,9 +111,11 @@ def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None) -> N
 def _add_subcommands() -> None:
     from harness.judge_cli import judge
     from harness.leaderboard_cli import leaderboard
+    from harness.sage_cli import sage
 
     main.add_command(judge)
     main.add_command(leaderboard)
+    main.add_command(sage)
 
 
 _add_subcommands()

@@ -29,12 +29,17 @@ def current_sample() -> SampleRef | None:
     return _current.get()
 
 
+def set_current_sample(state: TaskState) -> None:
+    """Record the sample for the calls that follow in this asyncio task (scorers use it too)."""
+    _current.set(SampleRef(id=str(state.sample_id), epoch=state.epoch))
+
+
 @solver
 def bind_sample() -> Solver:
     """Record the sample id and epoch for the providers that answer per sample."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        _current.set(SampleRef(id=str(state.sample_id), epoch=state.epoch))
+        set_current_sample(state)
         return state
 
     return solve

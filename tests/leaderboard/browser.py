@@ -59,7 +59,16 @@ def chromium_page() -> Iterator[Page]:
     with sync_playwright() as pw:
         # --no-sandbox: chromium refuses to start its sandbox as root, and tests run as root
         browser = pw.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
         )
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})

@@ -1,0 +1,1 @@
+"""SAGE verification, reconstructed: semantic-neighbour-anchored judging for error detection."""
