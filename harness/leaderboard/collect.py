@@ -9,7 +9,6 @@ others are listed as superseded.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,20 +49,12 @@ class Collected:
 
 
 def _value(value: Any) -> float:
-    """A score value as a float: C/I/P/N, booleans, numbers, or a judge verdict's `judge`."""
+    """A score value as a float: a judge verdict's `judge`, else as `harness eval` reads it."""
+    from harness.run import score_to_float
+
     if isinstance(value, dict):
         return float(value.get("judge", 0.0))
-    letters = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-    if isinstance(value, str):
-        if value in letters:
-            return letters[value]
-        try:
-            return float(value)
-        except ValueError:
-            return 0.0
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return 0.0
-    return float(value)
+    return score_to_float(value)
 
 
 def _judge(value: Any) -> dict[str, int] | None:

@@ -98,6 +98,11 @@ def page(title: str, body: str, root: str) -> str:
     )
 
 
+def _view_link(href: str | None) -> str:
+    """A link from a page one folder down to a log in the viewer, or a dash."""
+    return f'<a href="../{escape(href)}">view</a>' if href else "–"
+
+
 def _score_cell(row: ModelRow, href: str | None) -> str:
     text = (
         f'{_num(row.score.estimate)} <span class="ci">[{_num(row.score.low)}, '
@@ -196,8 +201,7 @@ def suite_page(suite: str, tables: list[TaskTable], links: Callable[[str], str |
     for t in tables:
         rows = []
         for r in t.rows:
-            href = links(r.log)
-            log = f'<a href="../{escape(href)}">view</a>' if href else "–"
+            log = _view_link(links(r.log))
             rows.append(
                 f'<tr><td class="num">{r.rank}</td>'
                 f'<th scope="row"><a href="../model/{slug(r.model)}.html">{escape(r.model)}</a>'
@@ -251,8 +255,7 @@ def model_page(model: str, tables: list[TaskTable], links: Callable[[str], str |
         for r in t.rows:
             if r.model != model:
                 continue
-            href = links(r.log)
-            log = f'<a href="../{escape(href)}">view</a>' if href else "–"
+            log = _view_link(links(r.log))
             rows.append(
                 f'<tr><td><a href="../suite/{slug(t.suite)}.html">{escape(t.suite)}</a></td>'
                 f'<th scope="row">{escape(t.task)}</th>'

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -77,6 +78,25 @@ def p_yes(completion: str, top_logprobs: list[tuple[str, float]] | None = None) 
     return 0.5
 
 
+def judge_config() -> Any:
+    """Generation settings of every judge call: a short, greedy answer with log-probabilities."""
+    from inspect_ai.model import GenerateConfig
+
+    return GenerateConfig(max_tokens=4, logprobs=True, top_logprobs=5, temperature=0.0)
+
+
+def p_yes_of_output(output: Any) -> float:
+    """P(Yes) of an inspect `ModelOutput`, from its first token's log-probabilities if any."""
+    choice = output.choices[0] if output.choices else None
+    top = None
+    if choice is not None and choice.logprobs and choice.logprobs.content:
+        first = choice.logprobs.content[0]
+        top = [(first.token, first.logprob)] + [
+            (alt.token, alt.logprob) for alt in (first.top_logprobs or [])
+        ]
+    return p_yes(output.completion, top)
+
+
 def judge_scores(
     items: Sequence[AnnotatedItem],
     nbr_idx: np.ndarray,
@@ -90,7 +110,6 @@ def judge_scores(
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.model import GenerateConfig
     from inspect_ai.solver import generate
 
     from harness.models.sample_context import bind_sample
@@ -121,7 +140,7 @@ def judge_scores(
         solver=[bind_sample(), generate()],  # bind: replay/scripted answer per sample
         name="sage_judge",
         metadata={"prompt_version": PROMPT_VERSION, "method": "SAGE (reconstructed)"},
-        config=GenerateConfig(max_tokens=4, logprobs=True, top_logprobs=5, temperature=0.0),
+        config=judge_config(),
     )
     [log] = inspect_eval(
         task, model=judge, model_args=model_args or {}, log_dir=log_dir, display=display
@@ -130,14 +149,7 @@ def judge_scores(
         raise RuntimeError(f"the judge run did not finish ({log.status}); see {log.location}")
     got: dict[str, float] = {}
     for s in log.samples:
-        choice = s.output.choices[0] if s.output and s.output.choices else None
-        top = None
-        if choice is not None and choice.logprobs and choice.logprobs.content:
-            first = choice.logprobs.content[0]
-            top = [(first.token, first.logprob)] + [
-                (alt.token, alt.logprob) for alt in (first.top_logprobs or [])
-            ]
-        got[str(s.id)] = p_yes(s.output.completion if s.output else "", top) if not s.error else 0.5
+        got[str(s.id)] = 0.5 if s.error or s.output is None else p_yes_of_output(s.output)
     k = nbr_idx.shape[1]
     direct = np.array([got[f"direct:{it.id}"] for it in items])
     anchored = np.array([[got[f"ref:{it.id}:{j}"] for j in range(k)] for it in items])

@@ -19,7 +19,6 @@ reconstructions (spec §4); label results "SAGE (reconstructed)".
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Literal
 import numpy as np
 
 from harness.errors import HarnessUsageError
+from harness.jsonl import iter_jsonl
 
 References = Literal["verified", "all"]
 
@@ -49,16 +49,8 @@ def read_items(path: str) -> list[AnnotatedItem]:
         raise HarnessUsageError(f"{path}: no such file")
     items: list[AnnotatedItem] = []
     seen: set[str] = set()
-    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, row in iter_jsonl(file):
         where = f"{path}:{n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as ex:
-            raise HarnessUsageError(f"{where}: not JSON ({ex.msg})") from None
-        if not isinstance(row, dict):
-            raise HarnessUsageError(f"{where}: expected a JSON object")
         for key in ("id", "text", "annotation"):
             if key not in row:
                 raise HarnessUsageError(f"{where}: missing field '{key}'")
@@ -116,14 +108,17 @@ def neighbours(
     return ref_idx[found.indices], found.similarities
 
 
+def similarity_weighted_mean(values: np.ndarray, sims: np.ndarray) -> np.ndarray:
+    """Row-wise mean of (n, k) values weighted by similarities clipped at 0; plain if all 0."""
+    w = np.clip(sims, 0.0, None)
+    total = w.sum(axis=1)
+    weighted = (w * values).sum(axis=1) / np.where(total > 0, total, 1.0)
+    return np.where(total > 0, weighted, values.mean(axis=1))
+
+
 def reference_only_scores(
     annotations: Sequence[str], nbr_idx: np.ndarray, nbr_sim: np.ndarray
 ) -> np.ndarray:
     """Similarity-weighted agreement of each annotation with its neighbours' (higher: correct)."""
     ann = np.asarray(annotations, dtype=object)
-    agree = (ann[nbr_idx] == ann[:, None]).astype(float)  # (n, k)
-    w = np.clip(nbr_sim, 0.0, None)
-    total = w.sum(axis=1)
-    plain = agree.mean(axis=1)
-    weighted = (w * agree).sum(axis=1) / np.where(total > 0, total, 1.0)
-    return np.where(total > 0, weighted, plain)
+    return similarity_weighted_mean((ann[nbr_idx] == ann[:, None]).astype(float), nbr_sim)

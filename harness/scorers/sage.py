@@ -19,16 +19,20 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import set_current_sample
-from harness.sage.judge import ANCHORED_PROMPT, DIRECT_PROMPT, PROMPT_VERSION, p_yes
+from harness.sage.judge import (
+    ANCHORED_PROMPT,
+    DIRECT_PROMPT,
+    PROMPT_VERSION,
+    judge_config,
+    p_yes_of_output,
+)
 from harness.sage.scoring import eligible_references, read_items
-
-_CONFIG = GenerateConfig(max_tokens=4, logprobs=True, top_logprobs=5, temperature=0.0)
 
 
 @cache
@@ -46,15 +50,7 @@ def _pool(path: str, references: str, embedder: str) -> tuple[list[Any], np.ndar
 
 
 async def _ask(judge: Any, prompt: str) -> float:
-    out = await judge.generate(prompt, config=_CONFIG)
-    choice = out.choices[0] if out.choices else None
-    top = None
-    if choice is not None and choice.logprobs and choice.logprobs.content:
-        first = choice.logprobs.content[0]
-        top = [(first.token, first.logprob)] + [
-            (alt.token, alt.logprob) for alt in (first.top_logprobs or [])
-        ]
-    return p_yes(out.completion, top)
+    return p_yes_of_output(await judge.generate(prompt, config=judge_config()))
 
 
 @scorer(metrics=[mean(), stderr()])

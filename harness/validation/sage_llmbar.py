@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.data import resolve_data_dir
+from harness.sage.scoring import similarity_weighted_mean
 from harness.validation.llmbar_data import JUDGES, SUBSETS, load_llmbar
 
 K = 5
@@ -73,15 +74,6 @@ def load_pool(data_dir: str | None) -> Pool:
     )
 
 
-def weighted_mean(values: np.ndarray, sims: np.ndarray) -> np.ndarray:
-    """Row-wise mean of values (n, k) weighted by clipped similarities; plain mean if all 0."""
-    w = np.clip(sims, 0.0, None)
-    total = w.sum(axis=1)
-    return np.where(
-        total > 0, (w * values).sum(axis=1) / np.where(total > 0, total, 1), values.mean(axis=1)
-    )
-
-
 def judge_scores(
     pool: Pool, judge: str, nbr: np.ndarray, sims: np.ndarray
 ) -> dict[str, np.ndarray]:
@@ -89,12 +81,15 @@ def judge_scores(
     v = pool.verdicts[judge]
     others = [pool.verdicts[o] for o in JUDGES if o != judge]
     correct = (v == pool.human).astype(float)
+    direct = np.mean([o == v for o in others], axis=0)
+    reliability = similarity_weighted_mean(correct[nbr], sims)
     return {
-        "direct": np.mean([o == v for o in others], axis=0),
-        "label agreement": weighted_mean((pool.human[nbr] == v[:, None]).astype(float), sims),
-        "reliability": weighted_mean(correct[nbr], sims),
-        "blend": 0.5 * np.mean([o == v for o in others], axis=0)
-        + 0.5 * weighted_mean(correct[nbr], sims),
+        "direct": direct,
+        "label agreement": similarity_weighted_mean(
+            (pool.human[nbr] == v[:, None]).astype(float), sims
+        ),
+        "reliability": reliability,
+        "blend": 0.5 * direct + 0.5 * reliability,
     }
 
 
