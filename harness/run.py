@@ -104,6 +104,21 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
     return models
 
 
+def method_descriptions(models: list[Any]) -> dict[str, dict[str, Any]]:
+    """Settings (prompt version, what is reconstructed) of each method-wrapped model, by name."""
+    return {str(m): m.api.describe() for m in models if callable(getattr(m.api, "describe", None))}
+
+
+def with_budget_recording(task: Any) -> Any:
+    """The task with a last solver step that copies the sample's method budgets to metadata."""
+    from inspect_ai import task_with
+    from inspect_ai.solver import chain
+
+    from harness.models.methods.record import record_method_budgets
+
+    return task_with(task, solver=chain(task.solver, record_method_budgets()))
+
+
 def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     """Run the suite on every model through `eval_set` and summarise each log.
 
@@ -130,6 +145,9 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     folder = resolve_data_dir(req.data_dir)
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
     models = build_models(specs, req.model_args, req.seed)
+    methods = method_descriptions(models)
+    if methods:
+        tasks = [with_budget_recording(t) for t in tasks]
     connections = max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
     ok, logs = eval_set(
@@ -145,7 +163,7 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
         max_connections=connections,
         max_samples=connections,
         display=req.display,  # type: ignore[arg-type]
-        metadata={"harness_suite": suite.name},
+        metadata={"harness_suite": suite.name, **({"harness_methods": methods} if methods else {})},
         # the realtime event buffer costs ~25% of inspect's per-sample time on 2 cores (measured
         # with scripted/, 500 samples: 8.3 s vs 6.3 s); resume after SIGKILL works without it,
         # from the samples already flushed to the .eval file (tests/test_resume.py)

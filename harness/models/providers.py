@@ -1,4 +1,7 @@
-"""The model providers this package registers with inspect-ai: `local/`, `replay/`, `scripted/`.
+"""The model providers this package registers with inspect-ai.
+
+`local/`, `replay/`, `scripted/`, and the method wrappers `pdr/`, `sr/`
+(see `harness.models.methods`).
 
 Heavy imports (torch, transformers) happen inside the factories, so listing providers is cheap.
 """
@@ -39,3 +42,19 @@ def scripted() -> type[ModelAPI]:
     from harness.models.scripted import ScriptedAPI
 
     return ScriptedAPI
+
+
+@modelapi(name="pdr")
+def pdr() -> type[ModelAPI]:
+    """Parallel-Distill-Refine around an inner model: `pdr/INNER -M rounds=8,4,1`."""
+    from harness.models.methods.refine_api import RefineAPI
+
+    return RefineAPI
+
+
+@modelapi(name="sr")
+def sr() -> type[ModelAPI]:
+    """Sequential Refinement around an inner model: `sr/INNER -M rounds=3`."""
+    from harness.models.methods.refine_api import SequentialRefineAPI
+
+    return SequentialRefineAPI

@@ -7,6 +7,8 @@ Model args (`-M key=value`):
     answer: the text for samples the script does not name (default "").
     echo: answer with the last user message instead of `answer`.
     fail: comma-separated sample ids whose calls raise, to test error accounting.
+    fail_seeds: comma-separated generation seeds (`GenerateConfig.seed`) whose calls raise, to
+        fail single calls of a method wrapper.
     delay: seconds to wait before each answer, to make runs slow enough to interrupt.
     connections: how many samples may call at once (default 32).
     trace: a file to which each answered sample id is appended, one per line.
@@ -40,6 +42,7 @@ class ScriptedAPI(ModelAPI):
         answer: str = "",
         echo: bool = False,
         fail: str | list[str] | None = None,
+        fail_seeds: str | int | list[int] | None = None,
         delay: float = 0.0,
         connections: int = 32,
         trace: str | None = None,
@@ -51,6 +54,11 @@ class ScriptedAPI(ModelAPI):
         if isinstance(fail, str):
             fail = [f for f in fail.split(",") if f]
         self.fail = {str(f) for f in (fail or [])}
+        if isinstance(fail_seeds, str):
+            fail_seeds = [int(f) for f in fail_seeds.split(",") if f]
+        elif isinstance(fail_seeds, int):
+            fail_seeds = [fail_seeds]
+        self.fail_seeds = {int(f) for f in (fail_seeds or [])}
         self.delay = float(delay)
         self.connections = int(connections)
         self.trace = trace
@@ -72,6 +80,8 @@ class ScriptedAPI(ModelAPI):
         ref = current_sample()
         if ref is not None and ref.id in self.fail:
             raise ScriptedFailure(f"scripted failure for sample '{ref.id}'")
+        if config.seed is not None and config.seed in self.fail_seeds:
+            raise ScriptedFailure(f"scripted failure for seed {config.seed}")
         text = None
         if self.recorded is not None and ref is not None:
             text = self.recorded.lookup(ref.id, ref.epoch)
