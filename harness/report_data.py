@@ -2,6 +2,8 @@
 
 - One score row per suite, task and model (the latest finished log of each), as `harness eval`
   prints it: n, errors, value and its 95% interval.
+- For tasks run through a method wrapper, accuracy against the token budgets of every model of
+  the task (`harness.budget_report`).
 - For each task, every pair of models on the samples both have: the difference, its paired
   interval and p-value (McNemar exact for 0/1 scores, a paired bootstrap otherwise), and the
   p-value corrected by Holm over the task's pairs.
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.budget_report import BudgetRow, budget_rows
 from harness.errors import HarnessUsageError
 from harness.parity_report import ParityReport, build_parity_report, load_runs
 from harness.run import SummaryRow, score_to_float, summarize_log
@@ -43,6 +46,7 @@ class ReportData:
     pairs: tuple[PairRow, ...]  # one per task and pair of models
     logs: tuple[str, ...]  # the logs used
     parity: tuple[ParityReport, ...] = ()  # k-parity arms, one per k-parity log
+    budgets: tuple[BudgetRow, ...] = ()  # accuracy against token budgets, where methods ran
 
 
 def find_logs(dirs: list[str]) -> list[dict]:
@@ -112,4 +116,11 @@ def build_report(dirs: list[str]) -> ReportData:
         adjusted = holm([t.p_value for _, _, t in tests]).adjusted
         for (la, lb, test), p in zip(tests, adjusted, strict=True):
             pairs.append(PairRow(la["suite"], task, la["model"], lb["model"], test, p))
-    return ReportData(tuple(scores), tuple(pairs), tuple(log["log"] for log in logs), tuple(parity))
+    budgets = budget_rows([log for log in logs if log["suite"] != "k-parity"])
+    return ReportData(
+        tuple(scores),
+        tuple(pairs),
+        tuple(log["log"] for log in logs),
+        tuple(parity),
+        tuple(budgets),
+    )

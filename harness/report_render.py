@@ -10,7 +10,9 @@ import html
 import io
 import math
 from pathlib import Path
+from typing import Any
 
+from harness.budget_report import budget_table, plot_budgets
 from harness.parity_report import parity_tables, plot_curves
 from harness.report_data import ReportData
 
@@ -61,7 +63,12 @@ def _pair_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
     return head, rows
 
 
-def to_markdown(data: ReportData, plot_name: str, plot_names: list[str] | None = None) -> str:
+def to_markdown(
+    data: ReportData,
+    plot_name: str,
+    plot_names: list[str] | None = None,
+    budget_plot: str | None = None,
+) -> str:
     """The report as Markdown, pointing at the plots saved beside it."""
     plot_names = plot_names or []
 
@@ -85,11 +92,26 @@ def to_markdown(data: ReportData, plot_name: str, plot_names: list[str] | None =
         f"{table(*_score_table(data))}\n\n![Forest plot of scores with 95% intervals]"
         f"({plot_name})\n\n## Paired comparisons\n\nOn the samples both models have; "
         f"p-values corrected by Holm over each task's pairs.\n\n{pairs}\n\n"
-        f"Logs: {len(data.logs)}.\n" + (f"\n## k-parity\n{parity}{curves}" if parity else "")
+        f"Logs: {len(data.logs)}.\n"
+        + (f"\n## k-parity\n{parity}{curves}" if parity else "")
+        + _budget_markdown(data, budget_plot, table)
     )
 
 
-def to_html(data: ReportData, png: bytes, curve_pngs: list[bytes] | None = None) -> str:
+def _budget_markdown(data: ReportData, plot: str | None, table: Any) -> str:
+    if not data.budgets:
+        return ""
+    caption, head, rows = budget_table(list(data.budgets))
+    img = f"\n![Accuracy against B_seq and B_total, with 95% intervals]({plot})\n" if plot else ""
+    return f"\n## Accuracy against token budgets\n\n{caption}.\n\n{table(head, rows)}\n{img}"
+
+
+def to_html(
+    data: ReportData,
+    png: bytes,
+    curve_pngs: list[bytes] | None = None,
+    budget_png: bytes | None = None,
+) -> str:
     """The report as one self-contained HTML page (the plots embedded)."""
     curve_pngs = curve_pngs or []
 
@@ -117,6 +139,13 @@ def to_html(data: ReportData, png: bytes, curve_pngs: list[bytes] | None = None)
             f'src="data:image/png;base64,{base64.b64encode(png).decode()}">'
             for png in curve_pngs
         )
+        + (table(*budget_table(list(data.budgets))) if data.budgets else "")
+        + (
+            f'<img alt="Accuracy against B_seq and B_total, with 95% intervals" '
+            f'src="data:image/png;base64,{base64.b64encode(budget_png).decode()}">'
+            if budget_png
+            else ""
+        )
         + "</html>"
     )
 
@@ -130,11 +159,16 @@ def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
     for i, report in enumerate(data.parity):
         curve_files += plot_curves(report, out.with_name(f"{out.stem}.k-parity-{i + 1}"))
     pngs = [Path(p).read_bytes() for p in curve_files if p.endswith(".png")]
+    budget_file = None
+    if data.budgets:
+        budget_file = plot_budgets(list(data.budgets), out.with_name(f"{out.stem}.budgets.png"))
     if fmt == "html":
-        out.write_text(to_html(data, png, pngs), encoding="utf-8")
-        return [str(out), *curve_files]
+        budget_png = Path(budget_file).read_bytes() if budget_file else None
+        out.write_text(to_html(data, png, pngs, budget_png), encoding="utf-8")
+        return [str(out), *curve_files, *([budget_file] if budget_file else [])]
     plot = out.with_suffix(".forest.png")
     plot.write_bytes(png)
     names = [Path(p).name for p in curve_files if p.endswith(".png")]
-    out.write_text(to_markdown(data, plot.name, names), encoding="utf-8")
-    return [str(out), str(plot), *curve_files]
+    budget_name = Path(budget_file).name if budget_file else None
+    out.write_text(to_markdown(data, plot.name, names, budget_name), encoding="utf-8")
+    return [str(out), str(plot), *curve_files, *([budget_file] if budget_file else [])]

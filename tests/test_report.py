@@ -76,3 +76,54 @@ def test_report_bad_input(tmp_path):
     (tmp_path / "empty").mkdir()
     result = runner.invoke(main, ["report", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "no inspect logs" in result.stderr
+
+
+def test_accuracy_against_budgets_for_direct_sr_and_pdr(tmp_path):
+    samples = list(arith(n=20, difficulty=1).dataset)
+    outputs = tmp_path / "outputs.jsonl"
+    outputs.write_text(
+        "\n".join(
+            json.dumps({"id": s.id, "output": s.target if i % 3 else "999"})
+            for i, s in enumerate(samples)
+        )
+    )
+    log_dir = tmp_path / "logs"
+    runs = (
+        ("scripted/x", {"outputs": str(outputs)}),
+        ("sr/scripted/x", {"rounds": 2, "inner_outputs": str(outputs)}),
+        ("pdr/scripted/x", {"rounds": "3,1", "inner_outputs": str(outputs)}),
+    )
+    for spec, args in runs:
+        ok, _ = run_eval(
+            EvalRequest(
+                suite="arith",
+                models=(spec,),
+                task_args={"n": 20, "difficulty": 1},
+                model_args=args,
+                log_dir=str(log_dir),
+                display="none",
+            )
+        )
+        assert ok
+    data = build_report([str(log_dir)])
+    rows = {r.model: r for r in data.budgets}
+    assert [rows[m].method for m in ("scripted/x", "sr/scripted/x", "pdr/scripted/x")] == [
+        "direct", "sr", "pdr",
+    ]  # fmt: skip
+    direct, sr, pdr = rows["scripted/x"], rows["sr/scripted/x"], rows["pdr/scripted/x"]
+    # every draft repeats the sample's scripted answer, so accuracy is the same everywhere
+    assert direct.accuracy.estimate == sr.accuracy.estimate == pdr.accuracy.estimate == 13 / 20
+    # direct: a one-word prompt and a one-word answer per sample; B_seq = B_total
+    assert direct.budgets["seq_io"].estimate == direct.budgets["total_io"].estimate == 2.0
+    assert direct.budgets["seq_out"].estimate == 1.0
+    # PDR's three parallel drafts cost the longest on the critical path, all of them in total
+    assert pdr.budgets["total_io"].estimate > pdr.budgets["seq_io"].estimate > 0
+    assert pdr.budgets["total_out"].estimate - pdr.budgets["seq_out"].estimate == 2.0
+    assert sr.budgets["seq_io"].estimate == sr.budgets["total_io"].estimate
+    assert pdr.n_budget == sr.n_budget == 20
+    out = tmp_path / "report.md"
+    files = CliRunner().invoke(main, ["report", str(log_dir), "-o", str(out)])
+    assert files.exit_code == 0, files.output
+    text = out.read_text()
+    assert "## Accuracy against token budgets" in text and "report.budgets.png" in text
+    assert (tmp_path / "report.budgets.png").stat().st_size > 10_000

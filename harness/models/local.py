@@ -5,7 +5,13 @@ folder) or PATH is a Hugging Face checkpoint folder on disk, loaded with `local_
 
 Model args (`-M key=value`): `batch_size` (default 64), `device` (default cuda if available,
 else cpu), `dtype` (`float32`, `bfloat16`, `float16`), `max_tokens` (default 256, when the task
-sets none). Weights load once per process and are shared by every task that uses them.
+sets none), `truncate` (`none`, default, or `left`). Weights load once per process and are shared
+by every task that uses them.
+
+A prompt that with its token limit does not fit the model's context (`n_positions` or
+`max_position_embeddings`) fails its own call with a message saying so; it is checked before
+batching, so it never fails the other prompts of its micro-batch. With `truncate=left` such a
+prompt keeps its last tokens instead, and the output's metadata records how many were dropped.
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ class LocalTorchAPI(ModelAPI):
         device: str | None = None,
         dtype: str = "float32",
         max_tokens: int = 256,
+        truncate: str = "none",
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         import torch
@@ -82,6 +89,9 @@ class LocalTorchAPI(ModelAPI):
             raise HarnessUsageError(
                 f"local/: dtype must be float32, bfloat16 or float16, got {dtype!r}"
             )
+        if truncate not in ("none", "left"):
+            raise HarnessUsageError(f"local/: truncate must be none or left, got {truncate!r}")
+        self.truncate = truncate
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.default_max_tokens = int(max_tokens)
         self.batch_size = int(batch_size)
@@ -91,6 +101,10 @@ class LocalTorchAPI(ModelAPI):
             if key not in _loaded:
                 _loaded[key] = self._load(path, getattr(torch, dtype))
         self.model, self.tokenizer, self.batcher = _loaded[key]
+        cfg = self.model.config
+        self.context = getattr(cfg, "n_positions", None) or getattr(
+            cfg, "max_position_embeddings", None
+        )
 
     def _load(self, path: Path, dtype: Any) -> tuple[Any, Any, MicroBatcher]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -119,9 +133,11 @@ class LocalTorchAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         """Queue the prompt with the micro-batcher and wrap its completion."""
+        max_new = config.max_tokens or self.default_max_tokens
+        prompt, dropped = self._fit(render_prompt(self.tokenizer, input), max_new)
         request = GenRequest(
-            prompt=render_prompt(self.tokenizer, input),
-            max_new_tokens=config.max_tokens or self.default_max_tokens,
+            prompt=prompt,
+            max_new_tokens=max_new,
             temperature=config.temperature or 0.0,
             top_p=config.top_p,
             logprobs=bool(config.logprobs),
@@ -141,7 +157,7 @@ class LocalTorchAPI(ModelAPI):
                     for t in res.logprobs
                 ]
             )
-        return ModelOutput(
+        output = ModelOutput(
             model=self.model_name,
             choices=[
                 ChatCompletionChoice(
@@ -158,3 +174,29 @@ class LocalTorchAPI(ModelAPI):
                 total_tokens=res.input_tokens + res.output_tokens,
             ),
         )
+        if dropped:
+            output.metadata = {"truncated_prompt_tokens": dropped}
+        return output
+
+    def _fit(self, prompt: str, max_new: int) -> tuple[str, int]:
+        """The prompt, cut to its last tokens under `truncate=left`; raises if it cannot fit."""
+        if not self.context:
+            return prompt, 0
+        special = self.tokenizer.chat_template is None  # as generate_batch tokenizes
+        room = (
+            self.context
+            - max_new
+            - len(self.tokenizer("", add_special_tokens=special)["input_ids"])
+        )
+        enc = self.tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
+        n = len(enc["input_ids"])
+        if n <= room:
+            return prompt, 0
+        if self.truncate != "left" or room < 1:
+            raise ValueError(
+                f"local/{self.model_name}: the prompt has {n} tokens and max_tokens is {max_new}, "
+                f"more than the model's context of {self.context}; shorten the prompt or pass "
+                f"-M truncate=left to keep its last tokens"
+            )
+        start = enc["offset_mapping"][n - room][0]
+        return prompt[start:], n - room

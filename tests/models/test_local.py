@@ -92,3 +92,26 @@ def test_micro_batcher_isolates_a_failing_request():
     results = asyncio.run(main())
     assert results[:2] == ["A", "B"] and results[3] == "C"
     assert isinstance(results[2], RuntimeError)
+
+
+def test_a_prompt_longer_than_the_context_fails_alone_or_keeps_its_tail(checkpoint):
+    # n_positions is 32: 30 characters plus 4 new tokens do not fit, "12+34=" does
+    long_prompt = "1" * 24 + "12+34="
+    model = get_model(f"local/{checkpoint}", batch_size=8)
+    config = GenerateConfig(max_tokens=4)
+
+    async def both():
+        return await asyncio.gather(
+            model.generate(long_prompt, config=config),
+            model.generate("12+34=", config=config),
+            return_exceptions=True,
+        )
+
+    bad, good = asyncio.run(both())
+    assert isinstance(bad, ValueError) and "context of 32" in str(bad)
+    assert good.usage.input_tokens == 6
+    kept = get_model(f"local/{checkpoint}", truncate="left", memoize=False)
+    out = asyncio.run(kept.generate(long_prompt, config=config))
+    assert out.usage.input_tokens == 28 and out.metadata == {"truncated_prompt_tokens": 2}
+    with pytest.raises(HarnessUsageError, match="truncate must be"):
+        get_model(f"local/{checkpoint}", truncate="right", memoize=False)

@@ -58,26 +58,16 @@ class Budget:
     total_io: int  # B_total, input + output tokens of every call
     total_out: int  # B_total, output tokens of every call
     calls: int  # inner calls made, failed ones included
-
-    def __add__(self, other: Budget) -> Budget:
-        return Budget(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+    failed: int = 0  # inner calls that raised
 
     def as_dict(self) -> dict[str, int]:
         """JSON-ready record."""
         return asdict(self)
 
 
-def astuple(b: Budget) -> tuple[int, ...]:
-    """The budget's fields in order."""
-    return (b.seq_io, b.seq_out, b.total_io, b.total_out, b.calls)
-
-
-ZERO = Budget(0, 0, 0, 0, 0)
-
-
 def budget_of(rounds: list[tuple[list[CallRecord], list[CallRecord]]]) -> Budget:
     """Budgets from each round's (draft calls, distill-step calls)."""
-    seq_io = seq_out = total_io = total_out = calls = 0
+    seq_io = seq_out = total_io = total_out = calls = failed = 0
     for drafts, distill in rounds:
         for group in (drafts, distill):
             if group:
@@ -86,4 +76,5 @@ def budget_of(rounds: list[tuple[list[CallRecord], list[CallRecord]]]) -> Budget
             total_io += sum(c.io for c in group)
             total_out += sum(c.out for c in group)
             calls += len(group)
-    return Budget(seq_io, seq_out, total_io, total_out, calls)
+            failed += sum(c.error is not None for c in group)
+    return Budget(seq_io, seq_out, total_io, total_out, calls, failed)

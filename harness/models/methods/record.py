@@ -5,7 +5,7 @@ A method wrapper (`pdr/`, `sr/`, `suco/`) adds each call's budgets to the sample
 `record_method_budgets()`, which `harness eval` appends to every task run through a wrapper,
 copies the sums into the sample's metadata as flat keys that `samples_df` reads:
 `method`, `method_prompts`, `budget_seq_io`, `budget_seq_out`, `budget_total_io`,
-`budget_total_out`, `budget_calls`, `method_calls`.
+`budget_total_out`, `budget_calls`, `budget_failed` (inner calls that raised), `method_calls`.
 """
 
 from __future__ import annotations

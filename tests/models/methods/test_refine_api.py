@@ -78,6 +78,7 @@ def test_one_failed_draft_is_recorded_and_the_sample_goes_on(tmp_path):
         drafts = sample.output.metadata["harness_method"]["rounds"][0]["drafts"]
         assert [d["error"] is not None for d in drafts] == [False, True, False]
         assert "seed 1001" in drafts[1]["error"]
+        assert sample.metadata["budget_failed"] == 1 and sample.metadata["budget_calls"] == 5
 
 
 def test_a_round_with_every_draft_failed_fails_that_sample_alone(tmp_path):
