@@ -112,10 +112,12 @@ def _add_subcommands() -> None:
     from harness.judge_cli import judge
     from harness.leaderboard_cli import leaderboard
     from harness.sage_cli import sage
+    from harness.suco_cli import suco
 
     main.add_command(judge)
     main.add_command(leaderboard)
     main.add_command(sage)
+    main.add_command(suco)
 
 
 _add_subcommands()

@@ -5,6 +5,7 @@
 
 from harness.models.providers import local, pdr, replay, scripted, sr  # noqa: F401
 from harness.scorers.math_answer import math_answer  # noqa: F401
+from harness.suco.sapo_scorer import sapo  # noqa: F401
 from harness.suites.aime import aime, aime2024, aime2025  # noqa: F401
 from harness.suites.arith import arith, first_integer_match  # noqa: F401
 from harness.suites.k_parity import k_parity  # noqa: F401
