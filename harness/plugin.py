@@ -3,7 +3,7 @@
 `inspect eval harness/aime` and `--model local/tiny-arith` resolve through it.
 """
 
-from harness.models.providers import local, pdr, replay, scripted, sr  # noqa: F401
+from harness.models.providers import local, pdr, replay, scripted, sr, suco  # noqa: F401
 from harness.scorers.math_answer import math_answer  # noqa: F401
 from harness.suco.sapo_scorer import sapo  # noqa: F401
 from harness.suites.aime import aime, aime2024, aime2025  # noqa: F401

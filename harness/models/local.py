@@ -60,9 +60,15 @@ def resolve_checkpoint(name: str) -> Path:
 
 
 def render_prompt(tokenizer: Any, messages: list[ChatMessage]) -> str:
-    """The prompt text: the tokenizer's chat template if it has one, else the texts joined."""
+    """The prompt text: the tokenizer's chat template if it has one, else the texts joined.
+
+    A trailing assistant message is continued, not answered: that is how the method wrappers
+    (`suco/`) have a model go on with its own reasoning.
+    """
     if tokenizer.chat_template:
         chat = [{"role": m.role, "content": m.text} for m in messages]
+        if messages and messages[-1].role == "assistant":  # continue it (method wrappers do)
+            return tokenizer.apply_chat_template(chat, tokenize=False, continue_final_message=True)
         return tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
     return "\n\n".join(m.text for m in messages)
 

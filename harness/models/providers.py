@@ -1,6 +1,6 @@
 """The model providers this package registers with inspect-ai.
 
-`local/`, `replay/`, `scripted/`, and the method wrappers `pdr/`, `sr/`
+`local/`, `replay/`, `scripted/`, and the method wrappers `pdr/`, `sr/`, `suco/`
 (see `harness.models.methods`).
 
 Heavy imports (torch, transformers) happen inside the factories, so listing providers is cheap.
@@ -58,3 +58,11 @@ def sr() -> type[ModelAPI]:
     from harness.models.methods.refine_api import SequentialRefineAPI
 
     return SequentialRefineAPI
+
+
+@modelapi(name="suco")
+def suco() -> type[ModelAPI]:
+    """Sufficiency-guided early exit around an inner model (our derivation from SuCo)."""
+    from harness.models.methods.suco_exit import SucoExitAPI
+
+    return SucoExitAPI

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-CallRole = Literal["draft", "distill", "rate"]
+CallRole = Literal["draft", "distill", "rate", "reason", "probe"]
 
 
 @dataclass(frozen=True)
