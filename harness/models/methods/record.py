@@ -5,7 +5,9 @@ A method wrapper (`pdr/`, `sr/`, `suco/`) adds each call's budgets to the sample
 `record_method_budgets()`, which `harness eval` appends to every task run through a wrapper,
 copies the sums into the sample's metadata as flat keys that `samples_df` reads:
 `method`, `method_prompts`, `budget_seq_io`, `budget_seq_out`, `budget_total_io`,
-`budget_total_out`, `budget_calls`, `budget_failed` (inner calls that raised), `method_calls`.
+`budget_total_out`, `budget_calls`, `budget_failed` (inner calls that raised), `method_calls`;
+and `method_detail`, the last wrapped call's record (settings, every round's workspaces and
+drafts, or suco's probes), as the model output's metadata holds it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def record_method_budgets() -> Solver:
         sums = state.store.get(STORE_KEY)
         if sums:
             state.metadata.update(sums)
+        detail = (state.output.metadata or {}).get("harness_method") if state.output else None
+        if detail:
+            state.metadata["method_detail"] = detail
         return state
 
     return solve

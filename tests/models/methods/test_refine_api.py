@@ -46,6 +46,7 @@ def test_pdr_calls_budgets_and_workspaces(tmp_path):
         assert md["budget_total_out"] == usage.output_tokens
         assert md["budget_calls"] == 9
         rounds = sample.output.metadata["harness_method"]["rounds"]
+        assert md["method_detail"]["rounds"] == rounds  # per-round drafts in sample metadata
         seq = sum(
             max(d["input_tokens"] + d["output_tokens"] for d in r["drafts"])
             + max((d["input_tokens"] + d["output_tokens"] for d in r["distill"]), default=0)
@@ -104,3 +105,14 @@ def test_a_round_with_every_draft_failed_fails_that_sample_alone(tmp_path):
 def test_bad_arguments_are_usage_errors(spec, args, message):
     with pytest.raises(HarnessUsageError, match=message):
         build_models((spec,), args, None)
+
+
+def test_pdr_and_sr_run_on_tiny_arith(tmp_path):
+    # the real local model end to end (trained on first use, then cached); its context is 64
+    # characters, so prompts keep their tail (truncate=left)
+    for spec, rounds in (("pdr/local/tiny-arith", "2,1"), ("sr/local/tiny-arith", 2)):
+        ok, row, log = _eval(tmp_path, spec, limit=6, rounds=rounds, inner_truncate="left")
+        assert ok and row.n == 6 and row.errors == 0
+        for sample in log.samples:
+            assert sample.metadata["budget_total_io"] >= sample.metadata["budget_seq_io"] > 0
+            assert sample.metadata["method_detail"]["token_counter"].startswith("tokenizer:")
