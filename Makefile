@@ -6,7 +6,7 @@ CORE := $(VENV)/.harness-core
 DEV := $(VENV)/.harness-dev
 DATA_DIR ?= $(abspath ../shared/data)
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow test-long lint bench clean
 
 # uv installs in seconds where pip takes minutes; the CPU wheel of torch on disk (PIP_FIND_LINKS)
 # is offered to it so that nothing pulls a multi-GB CUDA build.
@@ -38,11 +38,15 @@ test: $(DEV)
 	scripts/install-browser.sh > $(VENV)/browser-install.log 2>&1 || cat $(VENV)/browser-install.log
 	$(VENV)/bin/ruff check --output-format concise harness tests benchmarks
 	$(VENV)/bin/ruff format --check harness tests benchmarks
-	# slow tests (Monte-Carlo coverage, about a minute) fit in CI, so they run here too
-	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "not gpu"
+	# slow tests (Monte-Carlo coverage, about a minute) fit in CI, so they run here too;
+	# `long` ones (spec-scale Monte Carlo, minutes each) run with `make test-long`
+	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "not gpu and not long"
 
 test-slow: $(DEV)
-	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m slow
+	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "slow and not long"
+
+test-long: $(DEV)
+	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m long
 
 lint: $(DEV)
 	$(VENV)/bin/ruff check harness tests benchmarks
