@@ -116,3 +116,43 @@ def test_pdr_and_sr_run_on_tiny_arith(tmp_path):
         for sample in log.samples:
             assert sample.metadata["budget_total_io"] >= sample.metadata["budget_seq_io"] > 0
             assert sample.metadata["method_detail"]["token_counter"].startswith("tokenizer:")
+
+
+def test_pdr_aime_plumbing(tmp_path, data_dir):
+    # specs/pdr.md §5.3: PDR (2, 1) on the 30 AIME 2025 problems; the record carries the
+    # problem id, schedule, both budgets, per-call token logs and correctness
+    import json
+
+    from harness.suites.aime import aime2025
+
+    samples = list(aime2025(data_dir=str(data_dir)).dataset)
+    outputs = tmp_path / "drafts.jsonl"
+    answers = {s.id: (s.target if i % 2 else "1") for i, s in enumerate(samples)}
+    outputs.write_text("\n".join(
+        json.dumps({"id": sid, "output": f"Work. \\boxed{{{a}}}"}) for sid, a in answers.items()
+    ))  # fmt: skip
+    ok, rows = run_eval(
+        EvalRequest(
+            suite="aime",
+            models=("pdr/scripted/x",),
+            task_args={},
+            model_args={"rounds": "2,1", "inner_outputs": str(outputs)},
+            log_dir=str(tmp_path / "logs"),
+            data_dir=str(data_dir),
+            display="none",
+        )
+    )
+    row = next(r for r in rows if r.task == "aime2025")
+    assert row.n == 30 and row.errors == 0 and row.value == 0.5
+    log = read_eval_log(row.log)
+    by_id = {s.id: s for s in samples}
+    assert sorted(s.id for s in log.samples) == sorted(by_id)
+    for sample in log.samples:
+        original = by_id[sample.id]
+        md = sample.metadata
+        assert md["method_detail"]["schedule"] == [2, 1]
+        assert md["budget_total_io"] > md["budget_seq_io"] > 0
+        calls = [c for r in md["method_detail"]["rounds"] for c in r["drafts"] + r["distill"]]
+        assert len(calls) == 4 and all(c["input_tokens"] > 0 < c["output_tokens"] for c in calls)
+        correct = sample.scores["math_answer"].value == "C"
+        assert correct == (answers[sample.id] == original.target)
