@@ -44,7 +44,8 @@ def test_eval_through_local_batches_and_matches_bare_loop(checkpoint, tmp_path):
         )
     )
     assert ok and rows[0].n == 40 and rows[0].errors == 0
-    (model, tok, batcher) = next(iter(_loaded.values()))
+    # other tests in this process may have loaded models too: take this checkpoint's
+    [(model, tok, batcher)] = [v for k, v in _loaded.items() if k[0] == str(checkpoint.resolve())]
     assert max(batcher.batch_sizes) > 1, "requests were never batched"
     assert sum(batcher.batch_sizes) == 40
 
