@@ -20,6 +20,7 @@ import numpy as np
 
 from harness.budget_report import BudgetRow, budget_rows
 from harness.errors import HarnessUsageError
+from harness.lokra_report import LokraReport, build_lokra_report, load_lokra_runs
 from harness.parity_report import ParityReport, build_parity_report, load_runs
 from harness.run import SummaryRow, score_to_float, summarize_log
 from harness.stats.multiple import holm
@@ -47,6 +48,7 @@ class ReportData:
     logs: tuple[str, ...]  # the logs used
     parity: tuple[ParityReport, ...] = ()  # k-parity arms, one per k-parity log
     budgets: tuple[BudgetRow, ...] = ()  # accuracy against token budgets, where methods ran
+    lokra: tuple[LokraReport, ...] = ()  # LoRA/LoKRA/LoKRA+ arms, one per lokra log
 
 
 def find_logs(dirs: list[str]) -> list[dict]:
@@ -91,12 +93,17 @@ def build_report(dirs: list[str]) -> ReportData:
     scores: list[SummaryRow] = []
     per_task: dict[str, list[dict]] = {}
     parity: list[ParityReport] = []
+    lokra: list[LokraReport] = []
     for log in logs:
         scores += summarize_log(log["log"], log["suite"], log["task"], log["model"])
         if log["suite"] == "k-parity":
             label = f"{log['task']} ({Path(log['log']).name})"
             parity.append(build_parity_report(label, load_runs(log["log"])))
             continue  # one model (none); its arms are compared below instead
+        if log["suite"] == "lokra":
+            label = f"{log['task']} ({Path(log['log']).name})"
+            lokra.append(build_lokra_report(label, load_lokra_runs(log["log"])))
+            continue  # one model (none); its arms are compared against LoRA instead
         per_task.setdefault(log["task"], []).append(log)
     pairs: list[PairRow] = []
     for task, task_logs in sorted(per_task.items()):
@@ -116,11 +123,12 @@ def build_report(dirs: list[str]) -> ReportData:
         adjusted = holm([t.p_value for _, _, t in tests]).adjusted
         for (la, lb, test), p in zip(tests, adjusted, strict=True):
             pairs.append(PairRow(la["suite"], task, la["model"], lb["model"], test, p))
-    budgets = budget_rows([log for log in logs if log["suite"] != "k-parity"])
+    budgets = budget_rows([log for log in logs if log["suite"] not in ("k-parity", "lokra")])
     return ReportData(
         tuple(scores),
         tuple(pairs),
         tuple(log["log"] for log in logs),
         tuple(parity),
         tuple(budgets),
+        tuple(lokra),
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.budget_report import budget_table, plot_budgets
+from harness.lokra_report import lokra_tables, plot_lokra
 from harness.parity_report import parity_tables, plot_curves
 from harness.report_data import ReportData
 
@@ -68,6 +69,7 @@ def to_markdown(
     plot_name: str,
     plot_names: list[str] | None = None,
     budget_plot: str | None = None,
+    lokra_plots: list[str] | None = None,
 ) -> str:
     """The report as Markdown, pointing at the plots saved beside it."""
     plot_names = plot_names or []
@@ -95,7 +97,23 @@ def to_markdown(
         f"Logs: {len(data.logs)}.\n"
         + (f"\n## k-parity\n{parity}{curves}" if parity else "")
         + _budget_markdown(data, budget_plot, table)
+        + _lokra_markdown(data, lokra_plots or [], table)
     )
+
+
+def _lokra_markdown(data: ReportData, plots: list[str], table: Any) -> str:
+    if not data.lokra:
+        return ""
+    parts = ["\n## LoKRA (reconstructed)\n"]
+    for i, report in enumerate(data.lokra):
+        for caption, head, rows in lokra_tables(report):
+            parts.append(f"\n{caption}.\n\n{table(head, rows)}\n")
+        if report.checks:
+            parts.append("\nChecks (specs/lokra.md §5.2):\n\n")
+            parts += [f"- {c}\n" for c in report.checks]
+        if i < len(plots):
+            parts.append(f"\n![LoKRA arms with 95% intervals]({plots[i]})\n")
+    return "".join(parts)
 
 
 def _budget_markdown(data: ReportData, plot: str | None, table: Any) -> str:
@@ -111,6 +129,7 @@ def to_html(
     png: bytes,
     curve_pngs: list[bytes] | None = None,
     budget_png: bytes | None = None,
+    lokra_pngs: list[bytes] | None = None,
 ) -> str:
     """The report as one self-contained HTML page (the plots embedded)."""
     curve_pngs = curve_pngs or []
@@ -146,6 +165,17 @@ def to_html(
             if budget_png
             else ""
         )
+        + "".join(table(*t) for report in data.lokra for t in lokra_tables(report))
+        + "".join(
+            f"<ul>{''.join(f'<li>{html.escape(c)}</li>' for c in report.checks)}</ul>"
+            for report in data.lokra
+            if report.checks
+        )
+        + "".join(
+            f'<img alt="LoKRA arms with 95% intervals" '
+            f'src="data:image/png;base64,{base64.b64encode(p).decode()}">'
+            for p in lokra_pngs or []
+        )
         + "</html>"
     )
 
@@ -159,16 +189,28 @@ def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
     for i, report in enumerate(data.parity):
         curve_files += plot_curves(report, out.with_name(f"{out.stem}.k-parity-{i + 1}"))
     pngs = [Path(p).read_bytes() for p in curve_files if p.endswith(".png")]
+    lokra_files = [
+        plot_lokra(report, out.with_name(f"{out.stem}.lokra-{i + 1}.png"))
+        for i, report in enumerate(data.lokra)
+    ]
     budget_file = None
     if data.budgets:
         budget_file = plot_budgets(list(data.budgets), out.with_name(f"{out.stem}.budgets.png"))
     if fmt == "html":
         budget_png = Path(budget_file).read_bytes() if budget_file else None
-        out.write_text(to_html(data, png, pngs, budget_png), encoding="utf-8")
-        return [str(out), *curve_files, *([budget_file] if budget_file else [])]
+        lokra_pngs = [Path(p).read_bytes() for p in lokra_files]
+        out.write_text(to_html(data, png, pngs, budget_png, lokra_pngs), encoding="utf-8")
+        return [str(out), *curve_files, *([budget_file] if budget_file else []), *lokra_files]
     plot = out.with_suffix(".forest.png")
     plot.write_bytes(png)
     names = [Path(p).name for p in curve_files if p.endswith(".png")]
     budget_name = Path(budget_file).name if budget_file else None
-    out.write_text(to_markdown(data, plot.name, names, budget_name), encoding="utf-8")
-    return [str(out), str(plot), *curve_files, *([budget_file] if budget_file else [])]
+    lokra_names = [Path(p).name for p in lokra_files]
+    out.write_text(to_markdown(data, plot.name, names, budget_name, lokra_names), encoding="utf-8")
+    return [
+        str(out),
+        str(plot),
+        *curve_files,
+        *([budget_file] if budget_file else []),
+        *lokra_files,
+    ]

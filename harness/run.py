@@ -61,19 +61,24 @@ class SummaryRow:
 
 
 def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
-    """Instantiate the suite's tasks, checking every -T key against the task's parameters."""
+    """Instantiate the suite's tasks, checking every -T key against the tasks' parameters.
+
+    A key goes to each task that takes it; one that no task of the suite takes is an error.
+    """
+    params = {fn: inspect.signature(fn).parameters for fn in suite.tasks}
+    known = dict.fromkeys(p for ps in params.values() for p in ps)  # in signature order
+    unknown = sorted(set(task_args) - set(known))
+    if unknown:
+        names = "', '".join(fn.__name__ for fn in suite.tasks)
+        raise HarnessUsageError(
+            f"suite '{suite.name}' task '{names}' has no argument "
+            f"{', '.join(repr(u) for u in unknown)}; its -T arguments are: "
+            f"{', '.join(p for p in known if p != 'data_dir') or '(none)'}"
+        )
     tasks = []
     for fn in suite.tasks:
-        params = inspect.signature(fn).parameters
-        unknown = sorted(set(task_args) - set(params))
-        if unknown:
-            raise HarnessUsageError(
-                f"suite '{suite.name}' task '{fn.__name__}' has no argument "
-                f"{', '.join(repr(u) for u in unknown)}; its -T arguments are: "
-                f"{', '.join(p for p in params if p != 'data_dir') or '(none)'}"
-            )
-        args = dict(task_args)
-        if "data_dir" in params and data_dir is not None:
+        args = {k: v for k, v in task_args.items() if k in params[fn]}
+        if "data_dir" in params[fn] and data_dir is not None:
             args["data_dir"] = data_dir
         tasks.append(fn(**args))
     return tasks

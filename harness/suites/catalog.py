@@ -30,6 +30,7 @@ def all_suites() -> dict[str, Suite]:
     from harness.suites.aime import aime2024, aime2025
     from harness.suites.arith import arith
     from harness.suites.k_parity import k_parity
+    from harness.suites.lokra import lokra_fit, lokra_transfer
 
     suites = [
         Suite("arith", (arith,), "exact-match multi-digit addition and subtraction (seeded)"),
@@ -38,6 +39,12 @@ def all_suites() -> dict[str, Suite]:
             "k-parity",
             (k_parity,),
             "masked diffusion vs autoregressive training on k-sparse parity (trains its own)",
+            default_model="none/none",
+        ),
+        Suite(
+            "lokra",
+            (lokra_fit, lokra_transfer),
+            "LoRA vs LoKRA vs LoKRA+ (reconstructed): matrix fitting and tiny transfer (trains)",
             default_model="none/none",
         ),
     ]

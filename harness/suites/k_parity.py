@@ -17,10 +17,6 @@ Presets (settings from specs/k-parity.md §6, measured on 2 CPU cores):
 
 from __future__ import annotations
 
-import asyncio
-import os
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
-from multiprocessing import get_context
 from typing import Any
 
 from inspect_ai import Task, task
@@ -32,6 +28,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.suites.k_parity_schedules import make_schedule
 from harness.suites.k_parity_train import RunConfig, train_run
+from harness.suites.training_pool import run_training
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(n=12, k=3, n_train=1000, n_test=2000, d_model=32, n_layer=2, batch_size=256,
@@ -68,26 +65,8 @@ def arm_config(arm: str, seed: int, settings: dict[str, Any]) -> RunConfig:
     return RunConfig("md", schedules[arm](), seed, **settings)
 
 
-_executors: dict[int, Executor] = {}
-
-
-def _executor(workers: int) -> Executor:
-    """One thread (workers=1) or a pool of spawned processes, shared by the task's samples."""
-    if workers not in _executors:
-        if workers == 1:
-            _executors[workers] = ThreadPoolExecutor(max_workers=1)
-        else:
-            _executors[workers] = ProcessPoolExecutor(
-                max_workers=workers, mp_context=get_context("spawn")
-            )
-    return _executors[workers]
-
-
-def _run_with_threads(cfg: RunConfig, threads: int) -> dict[str, Any]:
-    """Worker entry point: fix the thread count (for determinism), train, return a dict."""
-    import torch
-
-    torch.set_num_threads(threads)
+def _train(cfg: RunConfig) -> dict[str, Any]:
+    """Worker entry point: train, return a dict."""
     return train_run(cfg).as_dict()
 
 
@@ -97,12 +76,7 @@ def train_parity(workers: int = 1) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cfg = arm_config(state.metadata["arm"], state.metadata["seed"], state.metadata["settings"])
-        threads = max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 0
-        if threads:
-            future = _executor(workers).submit(_run_with_threads, cfg, threads)
-        else:
-            future = _executor(1).submit(lambda: train_run(cfg).as_dict())
-        result = await asyncio.wrap_future(future)
+        result = await run_training(workers, _train, cfg)
         state.metadata["run"] = result
         state.output = ModelOutput.from_content(
             model="k-parity",

@@ -1,0 +1,206 @@
+"""The LoKRA section of `harness report`: arms with intervals over seeds, paired against LoRA.
+
+For each `lokra` log (one experiment) and target:
+- one row per arm (method, λ): seeds, mean score with a t interval over seeds, parameters, mean
+  numerical Kruskal rank and, for fitting, the closed-form optimum and the gap to it;
+- one row per arm against LoRA on the same seeds: the mean difference with a t interval over the
+  per-seed differences and a paired t-test p-value, Holm-corrected over the target's arms
+  (fit: lower error is better; transfer: higher accuracy is better);
+- the spec's checks (specs/lokra.md §5.2): LoKRA+ within 1% of its closed-form optimum on every
+  seed, and LoKRA's Kruskal rank of A at least LoRA's among the λ whose error is within 0.01 of
+  LoRA's ("equal task loss").
+Everything is LoKRA (reconstructed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.stats.intervals import Interval, t_interval
+from harness.stats.multiple import holm
+
+
+@dataclass(frozen=True)
+class LokraArm:
+    """One arm on one target."""
+
+    experiment: str  # "fit" or "transfer"
+    target: str  # fitting target, or "gmm"
+    arm: str  # "lora", "lokra λ=…", "lokra_plus"
+    seeds: int  # runs
+    score: Interval  # mean score over seeds, t interval
+    params: int  # trainable parameters
+    krank: float  # mean numerical Kruskal rank of A (or C)
+    optimum: float  # fit: mean closed-form optimum error; transfer: nan
+
+
+@dataclass(frozen=True)
+class LokraPair:
+    """An arm against LoRA on the same seeds."""
+
+    experiment: str  # "fit" or "transfer"
+    target: str  # fitting target, or "gmm"
+    arm: str  # the arm compared with LoRA
+    diff: Interval  # mean (arm - LoRA) over seeds, t interval of the differences
+    p_value: float  # paired t-test
+    p_holm: float  # Holm over the target's arms
+
+
+@dataclass(frozen=True)
+class LokraReport:
+    """One lokra log's tables and checks."""
+
+    label: str  # task and log file
+    arms: tuple[LokraArm, ...]  # per target and arm
+    pairs: tuple[LokraPair, ...]  # per target and arm, against LoRA
+    checks: tuple[str, ...]  # the spec's checks, each a line saying pass or fail and why
+
+
+def arm_name(method: str, lam: float) -> str:
+    """A readable arm label."""
+    return f"{method} lam={lam:g}" if method != "lora" and lam > 0 else method
+
+
+def load_lokra_runs(location: str) -> list[dict[str, Any]]:
+    """Per-sample runs of a lokra log, through `samples_df`."""
+    from inspect_ai.analysis import samples_df
+
+    df = samples_df(location, quiet=True)
+    runs = []
+    for row in df.to_dict("records"):
+        run = row.get("metadata_run")
+        if not isinstance(run, str):
+            continue  # an errored or unfinished sample
+        runs.append({
+            "experiment": row["metadata_experiment"], "method": row["metadata_method"],
+            "lam": float(row["metadata_lam"]), "seed": int(row["metadata_seed"]),
+            "target": row["metadata_target"], **json.loads(run),
+        })  # fmt: skip
+    return runs
+
+
+def _paired_t(diffs: list[float]) -> tuple[Interval, float]:
+    from scipy.stats import ttest_1samp
+
+    ci = t_interval(diffs)
+    if len(diffs) < 2 or np.allclose(diffs, diffs[0]):
+        return ci, math.nan if len(diffs) < 2 else (1.0 if diffs[0] == 0 else 0.0)
+    return ci, float(ttest_1samp(diffs, 0.0).pvalue)
+
+
+def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
+    """Arms, pairs against LoRA and the spec's checks."""
+    arms: list[LokraArm] = []
+    pairs: list[LokraPair] = []
+    checks: list[str] = []
+    groups: dict[tuple[str, str], dict[str, list[dict]]] = {}
+    order = {"lora": 0, "lokra": 1, "lokra_plus": 2}  # LoRA first, the baseline of the pairs
+    for r in sorted(runs, key=lambda r: (r["target"], order[r["method"]], r["lam"], r["seed"])):
+        key = (r["experiment"], r["target"])
+        groups.setdefault(key, {}).setdefault(arm_name(r["method"], r["lam"]), []).append(r)
+    for (experiment, target), by_arm in groups.items():
+        for name, rs in by_arm.items():
+            arms.append(LokraArm(experiment, target, name, len(rs),
+                                 t_interval([r["score"] for r in rs]), int(rs[0]["params"]),
+                                 float(np.mean([r["krank"] for r in rs])),
+                                 float(np.mean([r["optimum"] for r in rs]))))  # fmt: skip
+        lora = {r["seed"]: r for r in by_arm.get("lora", [])}
+        tests = []
+        for name, rs in by_arm.items():
+            shared = [r for r in rs if r["seed"] in lora]
+            if name == "lora" or len(shared) < 2:
+                continue
+            diffs = [r["score"] - lora[r["seed"]]["score"] for r in shared]
+            tests.append((name, *_paired_t(diffs)))
+        if tests:
+            raw = [p for _, _, p in tests]
+            finite = [0.0 if math.isnan(p) else p for p in raw]
+            for (name, ci, p), ph in zip(tests, holm(finite).adjusted, strict=True):
+                pairs.append(LokraPair(experiment, target, name, ci, p, ph))
+        if experiment == "fit":
+            checks += _fit_checks(target, by_arm)
+    return LokraReport(label, tuple(arms), tuple(pairs), tuple(checks))
+
+
+def _fit_checks(target: str, by_arm: dict[str, list[dict]]) -> list[str]:
+    out = []
+    plus = by_arm.get("lokra_plus", [])
+    if plus:
+        gaps = [r["score"] / r["optimum"] - 1 if r["optimum"] > 0 else r["score"] for r in plus]
+        ok = max(gaps) <= 0.01
+        out.append(f"{target}: LoKRA+ error within 1% of its closed-form optimum on every seed: "
+                   f"{'pass' if ok else 'FAIL'} (largest gap {100 * max(gaps):+.2f}%)")  # fmt: skip
+    lora = by_arm.get("lora", [])
+    if lora:
+        lora_err = float(np.mean([r["score"] for r in lora]))
+        lora_k = float(np.mean([r["krank"] for r in lora]))
+        equal = {n: rs for n, rs in by_arm.items() if n.startswith("lokra lam")
+                 and abs(float(np.mean([r["score"] for r in rs])) - lora_err) <= 0.01}  # fmt: skip
+        if not equal:
+            out.append(f"{target}: no LoKRA λ reached LoRA's error within 0.01; the k-rank "
+                       "comparison at equal task loss has no arm")  # fmt: skip
+        for n, rs in equal.items():
+            k = float(np.mean([r["krank"] for r in rs]))
+            out.append(f"{target}: {n} k-rank(A) {k:.2f} vs LoRA {lora_k:.2f} at equal error: "
+                       f"{'pass' if k >= lora_k else 'FAIL'}")  # fmt: skip
+    return out
+
+
+def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Caption, header and rows of the arm and pair tables."""
+
+    def ci(i: Interval) -> str:
+        return f"{i.estimate:.4f} [{i.low:.4f}, {i.high:.4f}]" if i.n > 1 else f"{i.estimate:.4f}"
+
+    arm_rows = [[a.experiment, a.target, a.arm, str(a.seeds), ci(a.score), str(a.params),
+                 f"{a.krank:.2f}", "" if math.isnan(a.optimum) else f"{a.optimum:.4f}"]
+                for a in report.arms]  # fmt: skip
+    pair_rows = [[p.experiment, p.target, p.arm, ci(p.diff),
+                  "n/a" if math.isnan(p.p_value) else f"{p.p_value:.3g}", f"{p.p_holm:.3g}"]
+                 for p in report.pairs]  # fmt: skip
+    return [
+        (f"LoKRA (reconstructed), {report.label}: score per arm, mean over seeds (95% t interval;"
+         " fit: relative error, lower is better; transfer: accuracy)",
+         ["experiment", "target", "arm", "seeds", "score", "params", "k-rank", "optimum"],
+         arm_rows),
+        (f"LoKRA (reconstructed), {report.label}: arm - LoRA on the same seeds (t interval, "
+         "paired t-test, Holm over each target's arms)",
+         ["experiment", "target", "arm", "arm - LoRA", "p", "p (Holm)"], pair_rows),
+    ]  # fmt: skip
+
+
+def plot_lokra(report: LokraReport, path: Path) -> str:
+    """Score per arm with 95% intervals, one panel per target."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    targets = sorted({(a.experiment, a.target) for a in report.arms})
+    fig, axes = plt.subplots(1, len(targets), figsize=(4.2 * len(targets), 3.6), squeeze=False)
+    for ax, (experiment, target) in zip(axes[0], targets, strict=True):
+        rows = [a for a in report.arms if (a.experiment, a.target) == (experiment, target)]
+        for x, a in enumerate(rows):
+            s = a.score
+            err = [[s.estimate - s.low], [s.high - s.estimate]] if s.n > 1 else None
+            ax.errorbar([x], [s.estimate], yerr=err, fmt="o", capsize=3, color="#1f5fa8")
+            if not math.isnan(a.optimum):
+                ax.plot([x - 0.3, x + 0.3], [a.optimum] * 2, color="#b8420f", lw=1)
+        ax.set_xticks(range(len(rows)), [a.arm for a in rows], rotation=35, ha="right",
+                      fontsize=8)  # fmt: skip
+        ax.set_ylabel("relative error" if experiment == "fit" else "task-B accuracy")
+        ax.set_title(f"{experiment}: {target}")
+        ax.grid(axis="y", alpha=0.3)
+    has_optimum = any(not math.isnan(a.optimum) for a in report.arms)
+    note = "; orange: closed-form optimum" if has_optimum else ""
+    fig.suptitle(f"LoKRA (reconstructed), mean over seeds with 95% t intervals{note}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
