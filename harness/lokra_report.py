@@ -2,7 +2,9 @@
 
 For each `lokra` log (one experiment) and target:
 - one row per arm (method, λ): seeds, mean score with a t interval over seeds, parameters, mean
-  numerical Kruskal rank and, for fitting, the closed-form optimum and the gap to it;
+  numerical Kruskal rank, "worst σ_min" (the smallest σ_min of the normalised columns over
+  2,000 sampled rows-sized subsets of A or C, the continuous quantity the k-rank thresholds at
+  1e-3) and, for fitting, the closed-form optimum;
 - one row per arm against LoRA on the same seeds: the mean difference with a t interval over the
   per-seed differences and a paired t-test p-value, Holm-corrected over the target's arms
   (fit: lower error is better; transfer: higher accuracy is better);
@@ -37,6 +39,7 @@ class LokraArm:
     score: Interval  # mean score over seeds, t interval
     params: int  # trainable parameters
     krank: float  # mean numerical Kruskal rank of A (or C)
+    sigma: float  # mean over seeds of the worst sampled subset's σ_min of A (or C); nan if absent
     optimum: float  # fit: mean closed-form optimum error; transfer: nan
 
 
@@ -109,6 +112,7 @@ def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
             arms.append(LokraArm(experiment, target, name, len(rs),
                                  t_interval([r["score"] for r in rs]), int(rs[0]["params"]),
                                  float(np.mean([r["krank"] for r in rs])),
+                                 float(np.mean([r.get("sigma", math.nan) for r in rs])),
                                  float(np.mean([r["optimum"] for r in rs]))))  # fmt: skip
         lora = {r["seed"]: r for r in by_arm.get("lora", [])}
         tests = []
@@ -140,6 +144,7 @@ def _fit_checks(target: str, by_arm: dict[str, list[dict]]) -> list[str]:
     if lora:
         lora_err = float(np.mean([r["score"] for r in lora]))
         lora_k = float(np.mean([r["krank"] for r in lora]))
+        lora_s = float(np.mean([r.get("sigma", math.nan) for r in lora]))
         equal = {n: rs for n, rs in by_arm.items() if n.startswith("lokra lam")
                  and abs(float(np.mean([r["score"] for r in rs])) - lora_err) <= 0.01}  # fmt: skip
         if not equal:
@@ -147,8 +152,10 @@ def _fit_checks(target: str, by_arm: dict[str, list[dict]]) -> list[str]:
                        "comparison at equal task loss has no arm")  # fmt: skip
         for n, rs in equal.items():
             k = float(np.mean([r["krank"] for r in rs]))
+            sig = float(np.mean([r.get("sigma", math.nan) for r in rs]))
             out.append(f"{target}: {n} k-rank(A) {k:.2f} vs LoRA {lora_k:.2f} at equal error: "
-                       f"{'pass' if k >= lora_k else 'FAIL'}")  # fmt: skip
+                       f"{'pass' if k >= lora_k else 'FAIL'} (worst subset σ_min {sig:.2g} vs "
+                       f"{lora_s:.2g})")  # fmt: skip
     return out
 
 
@@ -159,7 +166,8 @@ def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[st
         return f"{i.estimate:.4f} [{i.low:.4f}, {i.high:.4f}]" if i.n > 1 else f"{i.estimate:.4f}"
 
     arm_rows = [[a.experiment, a.target, a.arm, str(a.seeds), ci(a.score), str(a.params),
-                 f"{a.krank:.2f}", "" if math.isnan(a.optimum) else f"{a.optimum:.4f}"]
+                 f"{a.krank:.2f}", "" if math.isnan(a.sigma) else f"{a.sigma:.2g}",
+                 "" if math.isnan(a.optimum) else f"{a.optimum:.4f}"]
                 for a in report.arms]  # fmt: skip
     pair_rows = [[p.experiment, p.target, p.arm, ci(p.diff),
                   "n/a" if math.isnan(p.p_value) else f"{p.p_value:.3g}", f"{p.p_holm:.3g}"]
@@ -167,7 +175,8 @@ def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[st
     return [
         (f"LoKRA (reconstructed), {report.label}: score per arm, mean over seeds (95% t interval;"
          " fit: relative error, lower is better; transfer: accuracy)",
-         ["experiment", "target", "arm", "seeds", "score", "params", "k-rank", "optimum"],
+         ["experiment", "target", "arm", "seeds", "score", "params", "k-rank", "worst σ_min",
+          "optimum"],
          arm_rows),
         (f"LoKRA (reconstructed), {report.label}: arm - LoRA on the same seeds (t interval, "
          "paired t-test, Holm over each target's arms)",

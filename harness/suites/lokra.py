@@ -89,7 +89,7 @@ def run_score() -> Scorer:
         result = state.metadata.get("run")
         if result is None:
             return Score(value=float("nan"), explanation="the run did not finish")
-        keep = ("optimum", "krank", "params", "final_penalty")
+        keep = ("optimum", "krank", "sigma", "params", "final_penalty")
         details = {k: state.metadata[k] for k in ("method", "lam", "seed", "target")}
         return Score(value=result["score"], metadata={**details, **{k: result[k] for k in keep}})
 

@@ -51,6 +51,7 @@ class RunResult:
     score: float  # fit: relative Frobenius error (lower is better); transfer: test accuracy
     optimum: float  # fit: the method's closed-form optimum relative error; transfer: nan
     krank: int  # numerical Kruskal rank of A (LoRA, LoKRA) or C (LoKRA+), summed over layers
+    sigma: float  # worst σ_min over sampled full-size column subsets of that factor (min, layers)
     params: int  # trainable adapter parameters
     final_penalty: float  # the adapter penalty at the end (0 without one)
     curve: tuple[float, ...]  # score every `eval_every` steps
@@ -107,14 +108,16 @@ def kr_optimum(target, i: int, j: int) -> float:
     return float(torch.sqrt((s[:, 1:] ** 2).sum() / (target.double() ** 2).sum()))
 
 
-def _krank_of(layer) -> int:
+def _krank_of(layer) -> tuple[int, float]:
+    """Numerical Kruskal rank of A (or C) and its worst sampled rows-sized subset's σ_min."""
     import torch
 
-    from harness.models.lokra.kruskal import numerical_krank
+    from harness.models.lokra.kruskal import numerical_krank, worst_subset_sigma
 
-    factor = layer.C if layer.cfg.method == "lokra_plus" else layer.A  # (rows, d_in)
-    g = torch.Generator().manual_seed(0)
-    return numerical_krank(factor.detach(), generator=g)
+    factor = (layer.C if layer.cfg.method == "lokra_plus" else layer.A).detach()  # (rows, d_in)
+    k = numerical_krank(factor, generator=torch.Generator().manual_seed(0))
+    sigma = worst_subset_sigma(factor, factor.shape[0], generator=torch.Generator().manual_seed(1))
+    return k, sigma
 
 
 def fit_run(spec: RunSpec) -> RunResult:
@@ -153,7 +156,8 @@ def fit_run(spec: RunSpec) -> RunResult:
     else:
         optimum = lora_optimum(target, spec.get("r"))
     n_params = sum(p.numel() for p in params)
-    return RunResult(rel, optimum, _krank_of(layer), n_params, penalty, tuple(curve))
+    krank, sigma = _krank_of(layer)
+    return RunResult(rel, optimum, krank, sigma, n_params, penalty, tuple(curve))
 
 
 @functools.lru_cache(maxsize=8)
@@ -251,12 +255,12 @@ def transfer_run(spec: RunSpec) -> RunResult:
         if step % spec.get("eval_every") == 0:
             curve.append(_accuracy(model, x_test, y_test))
     acc = _accuracy(model, x_test, y_test)
-    layers = [m for m in model.modules() if hasattr(m, "delta_weight")]
-    krank = sum(_krank_of(m) for m in layers)
+    layers = [_krank_of(m) for m in model.modules() if hasattr(m, "delta_weight")]
+    krank, sigma = sum(k for k, _ in layers), min(s for _, s in layers)
     with torch.no_grad():
         penalty = float(total_penalty(model))
     n_params = sum(p.numel() for p in params)
-    return RunResult(acc, math.nan, krank, n_params, penalty, tuple(curve))
+    return RunResult(acc, math.nan, krank, sigma, n_params, penalty, tuple(curve))
 
 
 def run(spec: RunSpec) -> dict[str, Any]:

@@ -133,7 +133,7 @@ def test_suite_end_to_end_with_report(tmp_path):
 def _runs(scores, method, lam=0.0, optimum=1.0, krank=4):
     return [
         {"experiment": "fit", "method": method, "lam": lam, "seed": i, "target": "flat",
-         "score": s, "optimum": optimum, "krank": krank, "params": 1024}
+         "score": s, "optimum": optimum, "krank": krank, "sigma": 0.1, "params": 1024}
         for i, s in enumerate(scores)
     ]  # fmt: skip
 

@@ -104,6 +104,28 @@ def numerical_krank(
     return min(Mh.shape)
 
 
+def worst_subset_sigma(
+    M: Tensor, q: int, samples: int = 2000, generator: torch.Generator | None = None
+) -> float:
+    """Smallest σ_min of the normalised columns over `samples` random q-column subsets.
+
+    A continuous companion of `numerical_krank`: the k-rank only says whether this falls below
+    the tolerance, this says by how much the worst subset found is from being dependent (1 for
+    orthonormal columns, 0 for a dependent subset). Every subset is used when there are at most
+    `samples` of them.
+    """
+    Mh = _prepared(M)
+    if Mh is None or not 1 <= q <= min(Mh.shape):
+        raise ValueError(f"q={q} must be between 1 and min(rows, columns) of M {tuple(M.shape)}")
+    n = Mh.shape[1]
+    if math.comb(n, q) <= samples:
+        subsets = torch.tensor(list(itertools.combinations(range(n), q)))
+    else:
+        subsets = torch.rand(samples, n, generator=generator).topk(q, dim=1).indices
+    X = Mh[:, subsets.to(Mh.device)].permute(1, 0, 2)  # (m, rows, q)
+    return float(torch.linalg.svdvals(X)[:, -1].min())
+
+
 def khatri_rao(D: Tensor, C: Tensor) -> Tensor:
     """Column-wise Khatri–Rao product D ⊙ C, (J·I)×R, whose column j is d_j ⊗ c_j.
 

@@ -136,3 +136,17 @@ def test_numerical_samples_when_enumeration_is_too_large():
     M[:, 39] = 2 * M[:, 5]
     assert numerical_krank(M, generator=g) == 1
     assert math.comb(40, 2) <= 2000
+
+
+def test_worst_subset_sigma_is_one_for_orthonormal_and_zero_for_duplicates():
+    from harness.models.lokra.kruskal import worst_subset_sigma
+
+    assert worst_subset_sigma(torch.eye(4), 4) == pytest.approx(1.0)
+    dup = torch.cat([torch.eye(4), 3 * torch.eye(4)[:, :1]], dim=1)  # [I_4, 3e_1]
+    assert worst_subset_sigma(dup, 2) == pytest.approx(0.0, abs=1e-7)  # {e1, 3e1} is enumerated
+    g = torch.Generator().manual_seed(0)
+    M = torch.randn(8, 64, generator=g)
+    s = worst_subset_sigma(M, 8, generator=torch.Generator().manual_seed(1))
+    assert 0 < s < 1 and s <= worst_subset_sigma(M, 4, generator=torch.Generator().manual_seed(1))
+    with pytest.raises(ValueError, match="q=9"):
+        worst_subset_sigma(M, 9)
