@@ -152,14 +152,20 @@ def kernel_section(quick: bool) -> None:
 def step_section(quick: bool) -> None:
     """Training step time of LoRA, LoKRA and LoKRA+, each against LoRA (interleaved steps)."""
     steps = 10 if quick else 40
-    print(f"tiny Llama (2 layers, hidden 64), batch 4 x 32 tokens, {steps} timed steps, 1 thread")
-    results = measure_step_times(steps=steps, num_threads=1)
-    print(f"{'method':<10} {'ms/step':>9} {'vs LoRA':>8} {'trainable':>12}")
-    for r in results:
-        print(
-            f"{r.method:<10} {r.seconds_per_step * 1e3:9.2f} {r.ratio_vs_lora:7.2f}x "
-            f"{r.trainable_params:>12,}"
-        )
+    sizes = [(64, 128, 8, 32)] if quick else [(64, 128, 8, 32), (256, 512, 16, 64)]
+    for hidden, inter, r, seq in sizes:
+        print(f"\ntiny Llama (2 layers, hidden {hidden}, MLP {inter}), LoRA r = {r}, lam = 1e-2, "
+              f"batch 4 x {seq} tokens, {steps} timed steps, 1 thread")  # fmt: skip
+        results = measure_step_times(
+            steps=steps, num_threads=1, hidden_size=hidden, intermediate_size=inter, r=r,
+            seq_len=seq,
+        )  # fmt: skip
+        print(f"{'method':<10} {'ms/step':>9} {'vs LoRA':>8} {'trainable':>12}")
+        for t in results:
+            print(
+                f"{t.method:<10} {t.seconds_per_step * 1e3:9.2f} {t.ratio_vs_lora:7.2f}x "
+                f"{t.trainable_params:>12,}"
+            )
 
 
 def main() -> None:
