@@ -10,3 +10,4 @@ from harness.suites.aime import aime, aime2024, aime2025  # noqa: F401
 from harness.suites.arith import arith, first_integer_match  # noqa: F401
 from harness.suites.k_parity import k_parity  # noqa: F401
 from harness.suites.lokra import lokra_fit, lokra_transfer  # noqa: F401
+from harness.suites.team import team  # noqa: F401

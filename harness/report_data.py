@@ -25,6 +25,7 @@ from harness.parity_report import ParityReport, build_parity_report, load_runs
 from harness.run import SummaryRow, score_to_float, summarize_log
 from harness.stats.multiple import holm
 from harness.stats.paired import PairedTest, mcnemar, paired_bootstrap_diff
+from harness.team_report import TeamReport, build_team_report, load_team_runs
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class ReportData:
     parity: tuple[ParityReport, ...] = ()  # k-parity arms, one per k-parity log
     budgets: tuple[BudgetRow, ...] = ()  # accuracy against token budgets, where methods ran
     lokra: tuple[LokraReport, ...] = ()  # LoRA/LoKRA/LoKRA+ arms, one per lokra log
+    team: tuple[TeamReport, ...] = ()  # TEAM variants against vanilla, one per team log
 
 
 def find_logs(dirs: list[str]) -> list[dict]:
@@ -94,6 +96,7 @@ def build_report(dirs: list[str]) -> ReportData:
     per_task: dict[str, list[dict]] = {}
     parity: list[ParityReport] = []
     lokra: list[LokraReport] = []
+    team: list[TeamReport] = []
     for log in logs:
         scores += summarize_log(log["log"], log["suite"], log["task"], log["model"])
         if log["suite"] == "k-parity":
@@ -104,6 +107,10 @@ def build_report(dirs: list[str]) -> ReportData:
             label = f"{log['task']} ({Path(log['log']).name})"
             lokra.append(build_lokra_report(label, load_lokra_runs(log["log"])))
             continue  # one model (none); its arms are compared against LoRA instead
+        if log["suite"] == "team":
+            label = f"{log['task']} ({Path(log['log']).name})"
+            team.append(build_team_report(label, load_team_runs(log["log"])))
+            continue  # one model (none); its variants are compared against vanilla instead
         per_task.setdefault(log["task"], []).append(log)
     pairs: list[PairRow] = []
     for task, task_logs in sorted(per_task.items()):
@@ -123,7 +130,9 @@ def build_report(dirs: list[str]) -> ReportData:
         adjusted = holm([t.p_value for _, _, t in tests]).adjusted
         for (la, lb, test), p in zip(tests, adjusted, strict=True):
             pairs.append(PairRow(la["suite"], task, la["model"], lb["model"], test, p))
-    budgets = budget_rows([log for log in logs if log["suite"] not in ("k-parity", "lokra")])
+    budgets = budget_rows(
+        [log for log in logs if log["suite"] not in ("k-parity", "lokra", "team")]
+    )
     return ReportData(
         tuple(scores),
         tuple(pairs),
@@ -131,4 +140,5 @@ def build_report(dirs: list[str]) -> ReportData:
         tuple(parity),
         tuple(budgets),
         tuple(lokra),
+        tuple(team),
     )

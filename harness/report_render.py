@@ -16,6 +16,7 @@ from harness.budget_report import budget_table, plot_budgets
 from harness.lokra_report import lokra_tables, plot_lokra
 from harness.parity_report import parity_tables, plot_curves
 from harness.report_data import ReportData
+from harness.team_report import plot_team, team_tables
 
 
 def forest_plot_png(data: ReportData) -> bytes:
@@ -70,6 +71,7 @@ def to_markdown(
     plot_names: list[str] | None = None,
     budget_plot: str | None = None,
     lokra_plots: list[str] | None = None,
+    team_plots: list[str] | None = None,
 ) -> str:
     """The report as Markdown, pointing at the plots saved beside it."""
     plot_names = plot_names or []
@@ -98,7 +100,23 @@ def to_markdown(
         + (f"\n## k-parity\n{parity}{curves}" if parity else "")
         + _budget_markdown(data, budget_plot, table)
         + _lokra_markdown(data, lokra_plots or [], table)
+        + _team_markdown(data, team_plots or [], table)
     )
+
+
+def _team_markdown(data: ReportData, plots: list[str], table: Any) -> str:
+    if not data.team:
+        return ""
+    parts = ["\n## TEAM\n"]
+    for i, report in enumerate(data.team):
+        for caption, head, rows in team_tables(report):
+            parts.append(f"\n{caption}.\n\n{table(head, rows)}\n")
+        if report.checks:
+            parts.append("\nBehaviour check (specs/team.md §5, check 5):\n\n")
+            parts += [f"- {c}\n" for c in report.checks]
+        if i < len(plots):
+            parts.append(f"\n![TEAM variants with 95% intervals]({plots[i]})\n")
+    return "".join(parts)
 
 
 def _lokra_markdown(data: ReportData, plots: list[str], table: Any) -> str:
@@ -130,6 +148,7 @@ def to_html(
     curve_pngs: list[bytes] | None = None,
     budget_png: bytes | None = None,
     lokra_pngs: list[bytes] | None = None,
+    team_pngs: list[bytes] | None = None,
 ) -> str:
     """The report as one self-contained HTML page (the plots embedded)."""
     curve_pngs = curve_pngs or []
@@ -176,6 +195,17 @@ def to_html(
             f'src="data:image/png;base64,{base64.b64encode(p).decode()}">'
             for p in lokra_pngs or []
         )
+        + "".join(table(*t) for report in data.team for t in team_tables(report))
+        + "".join(
+            f"<ul>{''.join(f'<li>{html.escape(c)}</li>' for c in report.checks)}</ul>"
+            for report in data.team
+            if report.checks
+        )
+        + "".join(
+            f'<img alt="TEAM variants with 95% intervals" '
+            f'src="data:image/png;base64,{base64.b64encode(p).decode()}">'
+            for p in team_pngs or []
+        )
         + "</html>"
     )
 
@@ -193,24 +223,34 @@ def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
         plot_lokra(report, out.with_name(f"{out.stem}.lokra-{i + 1}.png"))
         for i, report in enumerate(data.lokra)
     ]
+    team_files = [
+        plot_team(report, out.with_name(f"{out.stem}.team-{i + 1}.png"))
+        for i, report in enumerate(data.team)
+    ]
     budget_file = None
     if data.budgets:
         budget_file = plot_budgets(list(data.budgets), out.with_name(f"{out.stem}.budgets.png"))
     if fmt == "html":
         budget_png = Path(budget_file).read_bytes() if budget_file else None
         lokra_pngs = [Path(p).read_bytes() for p in lokra_files]
-        out.write_text(to_html(data, png, pngs, budget_png, lokra_pngs), encoding="utf-8")
-        return [str(out), *curve_files, *([budget_file] if budget_file else []), *lokra_files]
+        team_pngs = [Path(p).read_bytes() for p in team_files]
+        page = to_html(data, png, pngs, budget_png, lokra_pngs, team_pngs)
+        out.write_text(page, encoding="utf-8")
+        budget = [budget_file] if budget_file else []
+        return [str(out), *curve_files, *budget, *lokra_files, *team_files]
     plot = out.with_suffix(".forest.png")
     plot.write_bytes(png)
     names = [Path(p).name for p in curve_files if p.endswith(".png")]
     budget_name = Path(budget_file).name if budget_file else None
     lokra_names = [Path(p).name for p in lokra_files]
-    out.write_text(to_markdown(data, plot.name, names, budget_name, lokra_names), encoding="utf-8")
+    team_names = [Path(p).name for p in team_files]
+    text = to_markdown(data, plot.name, names, budget_name, lokra_names, team_names)
+    out.write_text(text, encoding="utf-8")
     return [
         str(out),
         str(plot),
         *curve_files,
         *([budget_file] if budget_file else []),
         *lokra_files,
+        *team_files,
     ]

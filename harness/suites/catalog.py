@@ -31,6 +31,7 @@ def all_suites() -> dict[str, Suite]:
     from harness.suites.arith import arith
     from harness.suites.k_parity import k_parity
     from harness.suites.lokra import lokra_fit, lokra_transfer
+    from harness.suites.team import team
 
     suites = [
         Suite("arith", (arith,), "exact-match multi-digit addition and subtraction (seeded)"),
@@ -45,6 +46,12 @@ def all_suites() -> dict[str, Suite]:
             "lokra",
             (lokra_fit, lokra_transfer),
             "LoRA vs LoKRA vs LoKRA+ (reconstructed): matrix fitting and tiny transfer (trains)",
+            default_model="none/none",
+        ),
+        Suite(
+            "team",
+            (team,),
+            "TEAM vs vanilla block decoding on a tiny block-diffusion MoE (trains its own)",
             default_model="none/none",
         ),
     ]

@@ -1,0 +1,1 @@
+"""A tiny block-diffusion Mixture-of-Experts transformer and TEAM decoding (specs/team.md)."""
