@@ -96,8 +96,11 @@ def _ratio(a: np.ndarray, b: np.ndarray, seed: int = 0, n: int = 5000) -> Ratio:
 
 def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
     """Rows, pairs against vanilla, and the behaviour check."""
+    from harness.models.team.decode import VARIANTS
+
+    order = {v: i for i, v in enumerate(VARIANTS)}  # vanilla first, then TEAM, then ablations
     by_variant: dict[str, dict[tuple[int, int], dict]] = {}
-    for r in runs:
+    for r in sorted(runs, key=lambda r: (order.get(r["variant"], len(order)), r["variant"])):
         by_variant.setdefault(r["variant"], {})[(r["seed"], r["prompt_id"])] = r
     rows = []
     for variant, items in by_variant.items():
@@ -193,7 +196,9 @@ def plot_team(report: TeamReport, path: Path) -> str:
         for x, v in enumerate(report.rows):
             i = get(v)
             color = "#b8420f" if v.variant == "team" else "#1f5fa8"
-            err = [[i.estimate - i.low], [i.high - i.estimate]]
+            # no interval (one prompt, or every value equal): the point alone
+            err = [[max(0.0, i.estimate - i.low) if math.isfinite(i.low) else 0.0],
+                   [max(0.0, i.high - i.estimate) if math.isfinite(i.high) else 0.0]]  # fmt: skip
             ax.errorbar([x], [i.estimate], yerr=err, fmt="o", capsize=3, color=color)
         ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
         ax.set_title(title, fontsize=9)

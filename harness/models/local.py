@@ -3,6 +3,10 @@
 NAME is a built-in tiny model (trained from scratch on first use, cached under the harness cache
 folder) or PATH is a Hugging Face checkpoint folder on disk, loaded with `local_files_only`.
 
+`local/team-moe` is the `team` suite's block-diffusion MoE (`harness.models.team.local_model`;
+`-M seed=0 decoding=vanilla|team|... preset=quick|tiny`); the rest of this module is for causal
+LMs.
+
 Model args (`-M key=value`): `batch_size` (default 64), `device` (default cuda if available,
 else cpu), `dtype` (`float32`, `bfloat16`, `float16`), `max_tokens` (default 256, when the task
 sets none), `truncate` (`none`, default, or `left`). Weights load once per process and are shared
@@ -38,7 +42,7 @@ from harness.errors import HarnessUsageError
 from harness.models.batch_generate import GenRequest, GenResult, generate_batch
 from harness.models.micro_batcher import MicroBatcher
 
-BUILTIN = ("tiny-arith",)
+BUILTIN = ("tiny-arith", "team-moe")
 
 _loaded: dict[tuple[str, str, str], tuple[Any, Any, MicroBatcher[GenRequest, GenResult]]] = {}
 _load_lock = threading.Lock()
@@ -87,9 +91,20 @@ class LocalTorchAPI(ModelAPI):
         dtype: str = "float32",
         max_tokens: int = 256,
         truncate: str = "none",
+        seed: int = 0,
+        decoding: str = "vanilla",
+        preset: str = "quick",
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         import torch
+
+        self.team = None
+        if model_name == "team-moe":  # the team suite's block-diffusion MoE, not a causal LM
+            from harness.models.team.local_model import TeamMoeLocal
+
+            self.team = TeamMoeLocal(seed, decoding, preset)
+            self.batch_size = int(batch_size)
+            return
 
         if dtype not in ("float32", "bfloat16", "float16"):
             raise HarnessUsageError(
@@ -139,6 +154,8 @@ class LocalTorchAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         """Queue the prompt with the micro-batcher and wrap its completion."""
+        if self.team is not None:
+            return await self.team.generate(input, self.model_name)
         max_new = config.max_tokens or self.default_max_tokens
         prompt, dropped = self._fit(render_prompt(self.tokenizer, input), max_new)
         request = GenRequest(

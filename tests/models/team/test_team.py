@@ -147,3 +147,33 @@ def test_team_accepts_more_tokens_per_forward(model):
 
 def test_prompt_ends_with_sep():
     assert all(ex.prompt[-1] == SEP for ex in eval_prompts(0, 30))
+
+
+def test_local_team_moe_decodes_a_prompt(tmp_path, monkeypatch):
+    import asyncio
+
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from harness.models.team.local_model import parse_prompt
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(
+        "harness.suites.team.PRESETS",
+        {
+            "tiny": {
+                "steps": 3,
+                "d_model": 32,
+                "n_layer": 1,
+                "n_expert": 4,
+                "d_expert": 16,
+                "n_test": 2,
+            }
+        },
+    )
+    model = get_model("local/team-moe", config=GenerateConfig(), preset="tiny", decoding="team")
+    out = asyncio.run(model.generate("R345>"))
+    assert set(out.completion) <= set("0123456789+>RSA <eos><pad><mask>")
+    assert out.metadata["decoding"]["tpf"] > 0 and out.usage.input_tokens == 5
+    assert list((tmp_path / "team").glob("*.pt"))
+    with pytest.raises(ValueError, match="outside the model's vocabulary"):
+        parse_prompt("reverse 345")
