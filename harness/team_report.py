@@ -4,8 +4,9 @@ For each `team` log:
 - per variant: exact match (Wilson interval over prompts) and mean TPF, APF and APT (t intervals
   over prompts), plus the KV-commit-inclusive TPF and the share of masked rows that were cold;
 - per variant against vanilla, paired on the same (seed, prompt): the exact-match difference
-  (paired bootstrap interval and p) and the ratios mean(variant) / mean(vanilla) of TPF, APF and
-  APT with paired-bootstrap percentile intervals (prompts resampled, both variants together);
+  (Agresti-Min interval, exact McNemar p, as for every 0/1 pair in the report) and the ratios
+  mean(variant) / mean(vanilla) of TPF, APF and APT with paired-bootstrap percentile intervals
+  (prompts resampled, both variants together);
 - the spec's behaviour check (specs/team.md §5, check 5), each line saying what came out.
 Seeds are pooled as prompts; with several seeds the intervals ignore the clustering by seed.
 """
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness.stats.intervals import Interval, t_interval, wilson
-from harness.stats.paired import PairedTest, paired_bootstrap_diff
+from harness.stats.paired import PairedTest, mcnemar
 
 METRICS = ("tpf", "apf", "apt")
 
@@ -55,7 +56,7 @@ class VariantPair:
 
     variant: str
     n: int
-    exact_diff: PairedTest  # exact match, variant - vanilla
+    exact_diff: PairedTest  # exact match, variant - vanilla: McNemar exact, Agresti-Min interval
     ratios: dict[str, Ratio]  # tpf, apf, apt
 
 
@@ -120,8 +121,7 @@ def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
             continue
         a = [items[k] for k in keys]
         b = [base[k] for k in keys]
-        diff = paired_bootstrap_diff([float(r["correct"]) for r in a],
-                                     [float(r["correct"]) for r in b])  # fmt: skip
+        diff = mcnemar([int(r["correct"]) for r in a], [int(r["correct"]) for r in b])
         ratios = {m: _ratio(np.array([r[m] for r in a]), np.array([r[m] for r in b]))
                   for m in METRICS}  # fmt: skip
         pairs.append(VariantPair(variant, len(keys), diff, ratios))
@@ -142,7 +142,7 @@ def _checks(pairs: list[VariantPair]) -> list[str]:
     lines = [f"{name}: {'pass' if passed else 'FAIL'}" for name, passed in ok.items()]
     lines.append(
         f"TEAM - vanilla exact match {100 * d.estimate:+.1f} points "
-        f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] (paired bootstrap, p {d.p_value:.3g}); "
+        f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] (McNemar exact p {d.p_value:.3g}); "
         f"TPF x{r['tpf'].estimate:.2f}, APF x{r['apf'].estimate:.2f}, "
         f"APT x{r['apt'].estimate:.2f} ({100 * (r['apt'].estimate - 1):+.0f}%)"
     )
@@ -171,7 +171,7 @@ def team_tables(report: TeamReport) -> list[tuple[str, list[str], list[list[str]
          ["variant", "prompts", "seeds", "exact match", "TPF", "APF", "APT", "TPF incl. commits",
           "cold rows"], rows),
         (f"TEAM, {report.label}: against vanilla on the same prompts (exact match: points, "
-         "paired bootstrap; metrics: ratio of means, paired bootstrap)",
+         "Agresti-Min interval, McNemar exact p; metrics: ratio of means, paired bootstrap)",
          ["variant", "prompts", "exact match diff", "p", "TPF ratio", "APF ratio", "APT ratio"],
          pairs),
     ]  # fmt: skip

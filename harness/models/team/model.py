@@ -1,6 +1,8 @@
 """A tiny block-diffusion MoE transformer (specs/team.md §5-6; the model is our construction).
 
-- Block-causal attention: a token sees every earlier block and its own block both ways.
+- Block-causal attention with rotary positions (as in SDAR's Qwen3 layout; learned absolute
+  embeddings learned `reverse` far slower in the CPU budget): a token sees every earlier block
+  and its own block both ways.
 - MoE feed-forward: softmax over all experts, top-k, renormalised (`norm_topk_prob`), SiLU
   expert MLPs computed grouped by expert (`harness.kernels.grouped_experts`), and a Switch-style
   load-balancing loss E·Σ_e f_e·P_e during training.
@@ -138,8 +140,18 @@ class MoeFFN(nn.Module):
         return ids, w
 
 
+def rotary(x: Tensor, positions: Tensor, base: float = 10_000.0) -> Tensor:
+    """Rotary position embedding of x (B, heads, T, hd) at absolute `positions` (T,)."""
+    half = x.shape[-1] // 2
+    freqs = base ** (-torch.arange(half, device=x.device, dtype=torch.float32) / half)
+    angles = positions.to(torch.float32)[:, None] * freqs[None, :]  # (T, hd/2)
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+
+
 class Attention(nn.Module):
-    """Multi-head attention over the cache plus the current rows, with an explicit mask."""
+    """Multi-head attention with rotary positions over the cache plus the current rows."""
 
     def __init__(self, cfg: MoeConfig) -> None:
         super().__init__()
@@ -148,12 +160,20 @@ class Attention(nn.Module):
         self.n_head = cfg.n_head
 
     def forward(
-        self, x: Tensor, mask: Tensor, past: tuple[Tensor, Tensor] | None = None
+        self,
+        x: Tensor,
+        mask: Tensor,
+        positions: Tensor,
+        past: tuple[Tensor, Tensor] | None = None,
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        """Attend: x (B, T, d), mask (T, P+T) True where allowed; output and this step's (k, v)."""
+        """Attend: x (B, T, d) at `positions` (T,), mask (T, P+T) True where allowed.
+
+        Returns the output and this step's (k, v), keys already rotated, for a cache.
+        """
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
+        q, k = rotary(q, positions), rotary(k, positions)
         kv = (k, v)
         if past is not None:
             k = torch.cat([past[0].expand(b, -1, -1, -1), k], dim=2)
@@ -180,7 +200,6 @@ class BlockDiffusionMoE(nn.Module):
         super().__init__()
         self.cfg = cfg
         self.tok = nn.Embedding(cfg.vocab, cfg.d_model)
-        self.pos = nn.Embedding(cfg.seq_len, cfg.d_model)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         self.ln_f = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab)
@@ -198,11 +217,12 @@ class BlockDiffusionMoE(nn.Module):
     def forward(self, idx: Tensor) -> tuple[Tensor, Tensor]:
         """Training forward: (B, T) tokens -> logits (B, T, V) and the summed aux loss."""
         t = idx.shape[1]
-        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+        x = self.tok(idx)
+        positions = torch.arange(t, device=idx.device)
         mask = self.block_causal_mask(t, idx.device)
         aux = x.new_zeros(())
         for blk in self.blocks:
-            x = x + blk.attn(blk.ln1(x), mask)[0]
+            x = x + blk.attn(blk.ln1(x), mask, positions)[0]
             x = x + blk.moe(blk.ln2(x))
             if blk.moe.aux_loss is not None:
                 aux = aux + blk.moe.aux_loss
@@ -213,10 +233,11 @@ class BlockDiffusionMoE(nn.Module):
         cache: list[tuple[Tensor, Tensor]] = []
         if idx.numel() == 0:
             return [self._empty_kv(idx.device) for _ in self.blocks]
-        x = (self.tok(idx) + self.pos(torch.arange(idx.numel(), device=idx.device)))[None]
+        x = self.tok(idx)[None]
+        positions = torch.arange(idx.numel(), device=idx.device)
         mask = self.block_causal_mask(idx.numel(), idx.device)
         for blk in self.blocks:
-            a, kv = blk.attn(blk.ln1(x), mask)
+            a, kv = blk.attn(blk.ln1(x), mask, positions)
             cache.append(kv)
             x = x + a
             x = x + blk.moe(blk.ln2(x))
@@ -250,14 +271,14 @@ class BlockDiffusionMoE(nn.Module):
             logits (R, V), per layer the MoE outputs (R, d), per layer this forward's (k, v).
 
         """
-        x = (self.tok(tokens) + self.pos(positions))[None]  # (1, R, d)
+        x = self.tok(tokens)[None]  # (1, R, d); positions enter through the rotary keys
         past_len = cache[0][0].shape[2]
         own = groups[:, None] == groups[None, :]  # (R, R)
         mask = torch.cat([own.new_ones(len(tokens), past_len), own], dim=1)
         moe_out: list[Tensor] = []
         kvs: list[tuple[Tensor, Tensor]] = []
         for i, blk in enumerate(self.blocks):
-            a, kv = blk.attn(blk.ln1(x), mask, cache[i])
+            a, kv = blk.attn(blk.ln1(x), mask, positions, cache[i])
             kvs.append(kv)
             x = x + a
             m = blk.moe(

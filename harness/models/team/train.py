@@ -1,7 +1,8 @@
 """Training the tiny block-diffusion MoE from a seed, and its checkpoint cache.
 
 The objective is the spec's block-masking one (specs/team.md §5): per sequence, pick one block b
-that holds answer tokens, keep earlier blocks clean, mask each answer token of b with probability
+uniformly among those that hold answer tokens (EOS included; blocks of padding only are never
+picked), keep earlier blocks clean, mask each answer token of b with probability
 t ~ U[t_min, 1], and take (1/t)·CE on the masked tokens. Later blocks need not be dropped: the
 block-causal mask keeps them out of b's logits. Prompt tokens are never masked (at decode time
 they are given). Settings are the spec's measured ones (§6): batch 64, AdamW lr 2e-3, betas
@@ -28,7 +29,10 @@ import torch
 from torch.nn import functional as F
 
 from harness.models.team.model import BlockDiffusionMoE, MoeConfig
-from harness.models.team.tasks import MASK, TASKS, training_batch
+from harness.models.team.tasks import EOS, MASK, TASKS, training_batch
+
+# Bumped whenever the model or the objective changes, so that no stale checkpoint is loaded.
+MODEL_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,8 @@ class TrainConfig:
     model: MoeConfig = MoeConfig()
 
     def key(self) -> str:
-        """A short hash of every setting, naming the checkpoint."""
-        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        """A short hash of every setting and the model version, naming the checkpoint."""
+        blob = json.dumps({**asdict(self), "version": MODEL_VERSION}, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 
 
@@ -63,8 +67,9 @@ def block_mask_batch(
     pos = torch.arange(length)
     answer = pos[None, :] >= plens[:, None]  # (B, T): answer (and padding) positions
     first = plens // block  # the first block holding an answer token
-    n_blocks = length // block
-    pick = first + (torch.rand(b, generator=g) * (n_blocks - first)).long()  # uniform in range
+    ends = torch.where(seqs == EOS, pos[None, :], length - 1).min(dim=1).values  # EOS position
+    last = ends // block  # the last block holding an answer token (EOS included)
+    pick = first + (torch.rand(b, generator=g) * (last - first + 1)).long()  # uniform in range
     in_block = (pos[None, :] // block) == pick[:, None]
     t = t_min + (1 - t_min) * torch.rand(b, generator=g)
     masked = in_block & answer & (torch.rand(b, length, generator=g) < t[:, None])
@@ -80,8 +85,8 @@ def train(
     torch.manual_seed(cfg.seed)
     g = torch.Generator().manual_seed(1_000 + cfg.seed)
     model = BlockDiffusionMoE(cfg.model)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "pos" not in n]
-    rest = [p for n, p in model.named_parameters() if not (p.dim() >= 2 and "pos" not in n)]
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    rest = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest, "weight_decay": 0}],
         lr=cfg.lr, betas=(0.9, 0.98),
