@@ -89,8 +89,12 @@ def suites_command() -> None:
     """List the suites: name, tasks, and what each measures."""
     from harness.suites.catalog import all_suites
 
-    for suite in all_suites().values():
-        click.echo(f"{suite.name:<10} {', '.join(suite.task_names):<22} {suite.measures}")
+    listed = list(all_suites().values())
+    name_w = max(len(s.name) for s in listed)
+    task_w = max(len(", ".join(s.task_names)) for s in listed)
+    for suite in listed:
+        tasks = ", ".join(suite.task_names)
+        click.echo(f"{suite.name:<{name_w}}  {tasks:<{task_w}}  {suite.measures}")
 
 
 @main.command("report")
