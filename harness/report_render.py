@@ -99,39 +99,58 @@ def to_markdown(
         f"Logs: {len(data.logs)}.\n"
         + (f"\n## k-parity\n{parity}{curves}" if parity else "")
         + _budget_markdown(data, budget_plot, table)
-        + _lokra_markdown(data, lokra_plots or [], table)
-        + _team_markdown(data, team_plots or [], table)
+        + "".join(
+            _section_markdown(*section, plots or [], table)
+            for section, plots in zip(
+                _method_sections(data), (lokra_plots, team_plots), strict=True
+            )
+        )
     )
 
 
-def _team_markdown(data: ReportData, plots: list[str], table: Any) -> str:
-    if not data.team:
+def _method_sections(data: ReportData) -> list[tuple[str, tuple, Any, str, str]]:
+    """The sections of suites that compare arms of a method, with what renders them.
+
+    Each is (title, reports, tables function, caption of the checks, alt text of the plots).
+    """
+    return [
+        ("LoKRA (reconstructed)", data.lokra, lokra_tables, "Checks (specs/lokra.md §5.2)",
+         "LoKRA arms with 95% intervals"),
+        ("TEAM", data.team, team_tables, "Behaviour check (specs/team.md §5, check 5)",
+         "TEAM variants with 95% intervals"),
+    ]  # fmt: skip
+
+
+def _section_markdown(
+    title: str, reports: tuple, tables: Any, checks: str, alt: str, plots: list[str], table: Any
+) -> str:
+    if not reports:
         return ""
-    parts = ["\n## TEAM\n"]
-    for i, report in enumerate(data.team):
-        for caption, head, rows in team_tables(report):
+    parts = [f"\n## {title}\n"]
+    for i, report in enumerate(reports):
+        for caption, head, rows in tables(report):
             parts.append(f"\n{caption}.\n\n{table(head, rows)}\n")
         if report.checks:
-            parts.append("\nBehaviour check (specs/team.md §5, check 5):\n\n")
+            parts.append(f"\n{checks}:\n\n")
             parts += [f"- {c}\n" for c in report.checks]
         if i < len(plots):
-            parts.append(f"\n![TEAM variants with 95% intervals]({plots[i]})\n")
+            parts.append(f"\n![{alt}]({plots[i]})\n")
     return "".join(parts)
 
 
-def _lokra_markdown(data: ReportData, plots: list[str], table: Any) -> str:
-    if not data.lokra:
-        return ""
-    parts = ["\n## LoKRA (reconstructed)\n"]
-    for i, report in enumerate(data.lokra):
-        for caption, head, rows in lokra_tables(report):
-            parts.append(f"\n{caption}.\n\n{table(head, rows)}\n")
-        if report.checks:
-            parts.append("\nChecks (specs/lokra.md §5.2):\n\n")
-            parts += [f"- {c}\n" for c in report.checks]
-        if i < len(plots):
-            parts.append(f"\n![LoKRA arms with 95% intervals]({plots[i]})\n")
-    return "".join(parts)
+def _section_html(reports: tuple, tables: Any, alt: str, pngs: list[bytes], table: Any) -> str:
+    return (
+        "".join(table(*t) for report in reports for t in tables(report))
+        + "".join(
+            f"<ul>{''.join(f'<li>{html.escape(c)}</li>' for c in report.checks)}</ul>"
+            for report in reports
+            if report.checks
+        )
+        + "".join(
+            f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(p).decode()}">'
+            for p in pngs
+        )
+    )
 
 
 def _budget_markdown(data: ReportData, plot: str | None, table: Any) -> str:
@@ -184,27 +203,11 @@ def to_html(
             if budget_png
             else ""
         )
-        + "".join(table(*t) for report in data.lokra for t in lokra_tables(report))
         + "".join(
-            f"<ul>{''.join(f'<li>{html.escape(c)}</li>' for c in report.checks)}</ul>"
-            for report in data.lokra
-            if report.checks
-        )
-        + "".join(
-            f'<img alt="LoKRA arms with 95% intervals" '
-            f'src="data:image/png;base64,{base64.b64encode(p).decode()}">'
-            for p in lokra_pngs or []
-        )
-        + "".join(table(*t) for report in data.team for t in team_tables(report))
-        + "".join(
-            f"<ul>{''.join(f'<li>{html.escape(c)}</li>' for c in report.checks)}</ul>"
-            for report in data.team
-            if report.checks
-        )
-        + "".join(
-            f'<img alt="TEAM variants with 95% intervals" '
-            f'src="data:image/png;base64,{base64.b64encode(p).decode()}">'
-            for p in team_pngs or []
+            _section_html(reports, tables, alt, pngs or [], table)
+            for (_, reports, tables, _, alt), pngs in zip(
+                _method_sections(data), (lokra_pngs, team_pngs), strict=True
+            )
         )
         + "</html>"
     )

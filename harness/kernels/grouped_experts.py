@@ -24,10 +24,6 @@ Triton's interpreter (`TRITON_INTERPRET=1`).
 
 from __future__ import annotations
 
-import functools
-import os
-from typing import Any
-
 import torch
 
 from harness.kernels.grouped_experts_reference import (
@@ -35,22 +31,16 @@ from harness.kernels.grouped_experts_reference import (
     _grouped_pairs,
     grouped_experts_reference,
 )
-
-try:
-    import triton
-    import triton.language as tl
-except ImportError:  # CPU-only installs: the dispatch falls back to the reference
-    triton = None
-    tl = None
-
-_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+from harness.kernels.triton_support import (
+    KERNEL_DTYPES,
+    interpreting,
+    jit_for_mode,
+    tl,
+    triton,
+)
 
 
-# Not decorated at import: triton.jit reads TRITON_INTERPRET when it wraps a function, so `_jitted`
-# wraps it on first launch, once per interpreter mode (and the module imports without triton).
-# The body calls triton.language builtins only: library helpers such as tl.cdiv, tl.zeros and
-# tl.sigmoid are themselves @jit functions, wrapped when triton was imported, and fail under an
-# interpreter switched on later.
+# Not decorated at import, and builtins only in the body: see harness.kernels.triton_support.
 def _grouped_experts_fwd_kernel(
     x_ptr,  # (N, d)
     w_ptr,  # (N·k,) routing weights, flat
@@ -126,20 +116,6 @@ def _grouped_experts_fwd_kernel(
     tl.store(out_ptrs, acc, mask=mask_m[:, None] & mask_n[None, :])
 
 
-def _interpreting() -> bool:
-    knobs = getattr(triton, "knobs", None)  # triton >= 3.3; older releases read the variable
-    if knobs is not None:
-        return bool(knobs.runtime.interpret)
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
-@functools.cache
-def _jitted(interpret: bool) -> Any:
-    """The jitted kernel for one interpreter mode; `interpret` is the cache key, read by triton."""
-    del interpret  # triton.jit consults the same knob that produced the key
-    return triton.jit(_grouped_experts_fwd_kernel)
-
-
 def _tiles(counts: torch.Tensor, block_m: int) -> torch.Tensor:
     """(T, 3) int32 tiles (expert, start, count): each expert's run of pairs cut into BLOCK_M."""
     ends = torch.cumsum(counts, 0)  # (E,)
@@ -200,10 +176,11 @@ def grouped_experts_triton(
         raise RuntimeError("triton is not installed; use grouped_experts, which falls back")
     _check_inputs(x, expert_ids, weights, w1, w2)
     tensors = (x, weights, w1, w2)
-    if x.dtype not in _DTYPES or any(t.dtype != x.dtype for t in tensors):
+    if x.dtype not in KERNEL_DTYPES or any(t.dtype != x.dtype for t in tensors):
         raise TypeError(
             "the grouped experts kernel takes x, weights, w1 and w2 in one dtype among "
-            f"{[str(d) for d in _DTYPES]}; got {[str(t.dtype) for t in tensors]}; cast them first"
+            f"{[str(d) for d in KERNEL_DTYPES]}; got {[str(t.dtype) for t in tensors]}; "
+            "cast them first"
         )
     if any(t.device != x.device for t in (*tensors, expert_ids)):
         raise ValueError(
@@ -231,9 +208,9 @@ def grouped_experts_triton(
         # fp32 inputs take "ieee" dots, as torch's default fp32 matmul (no TF32). The interpreter
         # takes them for every dtype: triton's interpreter multiplies bf16 tiles as their raw
         # uint16 storage (see lokra_plus.py), which yields garbage.
-        ieee = x.dtype == torch.float32 or _interpreting()
+        ieee = x.dtype == torch.float32 or interpreting()
         grid = (tiles.shape[0], triton.cdiv(d, block_d))
-        _jitted(_interpreting())[grid](
+        jit_for_mode(_grouped_experts_fwd_kernel, interpreting())[grid](
             x2,
             weights.contiguous(),
             w1c,
@@ -291,7 +268,7 @@ def grouped_experts(
     """
     floats = (x, weights, w1, w2)
     on_cuda = all(t.is_cuda for t in (*floats, expert_ids))
-    one_dtype = x.dtype in _DTYPES and all(t.dtype == x.dtype for t in floats)
+    one_dtype = x.dtype in KERNEL_DTYPES and all(t.dtype == x.dtype for t in floats)
     needs_grad = torch.is_grad_enabled() and any(t.requires_grad for t in floats)
     if triton is not None and on_cuda and one_dtype and not needs_grad:
         return grouped_experts_triton(x, expert_ids, weights, w1, w2)

@@ -16,8 +16,6 @@ elsewhere. Tests run the kernel on the CPU through Triton's interpreter (`TRITON
 
 from __future__ import annotations
 
-import functools
-import os
 from typing import Any
 
 import torch
@@ -27,23 +25,16 @@ from harness.kernels.lokra_plus_reference import (
     delta_weight,
     lokra_plus_linear_reference,
 )
-
-try:
-    import triton
-    import triton.language as tl
-except ImportError:  # CPU-only installs: the dispatch falls back to the reference
-    triton = None
-    tl = None
-
-_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+from harness.kernels.triton_support import (
+    KERNEL_DTYPES,
+    interpreting,
+    jit_for_mode,
+    tl,
+    triton,
+)
 
 
-# Not decorated at import: triton.jit reads TRITON_INTERPRET when it wraps a function, so `_jitted`
-# wraps it on first launch, once per interpreter mode (and the module imports without triton).
-# The body calls triton.language builtins only: library helpers such as tl.cdiv and tl.zeros are
-# themselves @jit functions, wrapped when triton was imported, and fail under an interpreter
-# switched on later (the tests import this module before they set TRITON_INTERPRET, so they
-# catch such a call).
+# Not decorated at import, and builtins only in the body: see harness.kernels.triton_support.
 def _lokra_plus_fwd_kernel(
     x_ptr,  # (M, K)
     w_ptr,  # (N, K)
@@ -124,20 +115,6 @@ def _lokra_plus_fwd_kernel(
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
-def _interpreting() -> bool:
-    knobs = getattr(triton, "knobs", None)  # triton >= 3.3; older releases read the variable
-    if knobs is not None:
-        return bool(knobs.runtime.interpret)
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
-@functools.cache
-def _jitted(interpret: bool) -> Any:
-    """The jitted kernel for one interpreter mode; `interpret` is the cache key, read by triton."""
-    del interpret  # triton.jit consults the same knob that produced the key
-    return triton.jit(_lokra_plus_fwd_kernel)
-
-
 def _check_inputs(
     x: torch.Tensor,
     weight: torch.Tensor,
@@ -156,10 +133,11 @@ def _check_inputs(
     if bias is not None and tuple(bias.shape) != (d_out,):
         raise ValueError(f"bias must be ({d_out},); got {tuple(bias.shape)}")
     tensors = [t for t in (x, weight, bias, C, D) if t is not None]
-    if x.dtype not in _DTYPES or any(t.dtype != x.dtype for t in tensors):
+    if x.dtype not in KERNEL_DTYPES or any(t.dtype != x.dtype for t in tensors):
         raise TypeError(
             "the LoKRA+ kernel takes x, weight, bias, C and D in one dtype among "
-            f"{[str(d) for d in _DTYPES]}; got {[str(t.dtype) for t in tensors]}; cast them first"
+            f"{[str(d) for d in KERNEL_DTYPES]}; got {[str(t.dtype) for t in tensors]}; "
+            "cast them first"
         )
     if any(t.device != x.device for t in tensors):
         raise ValueError(f"tensors on several devices: {[str(t.device) for t in tensors]}")
@@ -214,7 +192,7 @@ def lokra_plus_linear_triton(
     # fp32 inputs take "ieee" dots, as torch's default fp32 matmul (no TF32). The interpreter takes
     # them for every dtype: triton 3.8's interpreter multiplies bf16 tiles as their raw uint16
     # storage (its create_dot converts only fp8), which yields garbage.
-    ieee = x.dtype == torch.float32 or _interpreting()
+    ieee = x.dtype == torch.float32 or interpreting()
     if blocks is None:
         # Untuned: no GPU was at hand to measure; benchmarks/lokra.py times them. bf16/fp16 take a
         # 128×128 tensor-core tile with 8 warps; fp32 "ieee" dots have no tensor cores, so a
@@ -229,7 +207,7 @@ def lokra_plus_linear_triton(
     num_warps = 8 if block_m * block_n >= 128 * 128 else 4
     grid = (triton.cdiv(m, block_m) * triton.cdiv(d_out, block_n),)
     b = bias.contiguous() if bias is not None else w  # a valid pointer, never read
-    _jitted(_interpreting())[grid](
+    jit_for_mode(_lokra_plus_fwd_kernel, interpreting())[grid](
         x2,
         w,
         b,
@@ -355,7 +333,7 @@ def lokra_plus_linear(
 
     """
     tensors = [t for t in (x, weight, bias, C, D) if t is not None]
-    same = all(t.dtype == x.dtype and t.is_cuda for t in tensors) and x.dtype in _DTYPES
+    same = all(t.dtype == x.dtype and t.is_cuda for t in tensors) and x.dtype in KERNEL_DTYPES
     if same and triton is not None:
         return LoKRAPlusLinearFunction.apply(x, weight, bias, C, D, scale)
     return lokra_plus_linear_reference(x, weight, bias, C, D, scale)

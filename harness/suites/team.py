@@ -61,7 +61,7 @@ def _train_and_save(cfg) -> dict:
 
 _models: dict[str, Any] = {}
 _lock = threading.Lock()
-_training: dict[str, asyncio.Future] = {}
+_training: dict[tuple[str, int], asyncio.Future] = {}
 
 
 async def _model_for(cfg, workers: int):
@@ -71,10 +71,11 @@ async def _model_for(cfg, workers: int):
     key = f"{cfg.seed}-{cfg.key()}"
     if key in _models:
         return _models[key]
-    if key not in _training:
+    job = (key, id(asyncio.get_running_loop()))  # a future belongs to the loop that made it
+    if job not in _training:
         log.info("team: training seed %d (%d steps), or loading its cache", cfg.seed, cfg.steps)
-        _training[key] = asyncio.ensure_future(run_training(workers, _train_and_save, cfg))
-    summary = await _training[key]
+        _training[job] = asyncio.ensure_future(run_training(workers, _train_and_save, cfg))
+    summary = await _training[job]
     with _lock:
         if key not in _models:
             _models[key] = (load_or_train(cfg)[0], summary)
