@@ -11,7 +11,8 @@ Khatri-Rao form alone) and at each λ of `lams` (the spec puts the same penalty 
 Parameter counts are equal: LoRA r = 8 against LoKRA+ I = J = 8 on 64-wide layers.
 No data is downloaded; targets and mixtures come from the seed.
 
-Presets: `quick` (d = 64, the spec's matched-parameter example; about 2 minutes on 2 cores) and
+Presets: `quick` (d = 64, the spec's matched-parameter example; 2 min 47 s on 2 cores with
+-T workers=2) and
 `paper` (d = 256, more steps, for a long run). The LoKRA penalty and LoKRA+ are reconstructions
 (specs/lokra.md §4): results are "LoKRA (reconstructed)".
 """

@@ -22,19 +22,9 @@ from harness.kernels.grouped_experts_reference import (
     grouped_experts_naive,
     grouped_experts_reference,
 )
+from tests.kernels.common import SMALL, UNIT_ROUNDOFF
 
-SMALL = (16, 16, 16)  # blocks that cross several tile edges on the odd shapes below
-UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11}
 NAMES = ("x", "expert_ids", "weights", "w1", "w2")
-
-
-@pytest.fixture
-def interpret(monkeypatch: pytest.MonkeyPatch) -> None:
-    triton = pytest.importorskip("triton", reason="triton is a dev dependency (pyproject)")
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    knobs = getattr(triton, "knobs", None)
-    if knobs is not None and not knobs.runtime.interpret:
-        pytest.fail("triton.knobs.runtime.interpret was pinned to False in this process")
 
 
 def _inputs(

@@ -21,18 +21,7 @@ from harness.kernels.lokra_plus import (
     lokra_plus_linear_triton,
 )
 from harness.kernels.lokra_plus_reference import delta_weight, lokra_plus_linear_reference
-
-SMALL = (16, 16, 16)  # blocks that cross several tile edges on the odd shapes below
-UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.bfloat16: 2.0**-8, torch.float16: 2.0**-11}
-
-
-@pytest.fixture
-def interpret(monkeypatch: pytest.MonkeyPatch) -> None:
-    triton = pytest.importorskip("triton", reason="triton is a dev dependency (pyproject)")
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    knobs = getattr(triton, "knobs", None)
-    if knobs is not None and not knobs.runtime.interpret:
-        pytest.fail("triton.knobs.runtime.interpret was pinned to False in this process")
+from tests.kernels.common import SMALL, UNIT_ROUNDOFF
 
 
 def _inputs(

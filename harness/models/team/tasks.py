@@ -1,11 +1,12 @@
 """Synthetic seq2seq tasks for the tiny block-diffusion MoE: reverse, sort and addition.
 
-A sequence is `TASK digits > answer EOS PAD…`, 32 tokens, from a vocabulary of 17 (specs/team.md
-§6). Reverse and sort take 3-12 digits; addition takes two numbers of up to 5 digits written
-`a + b` (the spec measured that it does not learn in the CPU budget; it stays for fidelity).
-Everything is drawn from a seed; the test prompts of a seed never occur in its training stream's
-first draws by construction (separate generator streams; a collision is possible but rare, and
-exact duplicates are removed from the test set).
+A sequence is `TASK digits > answer EOS PAD…`, 32 tokens, from a vocabulary of 18 (ours; the
+spec's §6 model had 17). Reverse and sort take 3-12 digits; addition takes two numbers of up to
+5 digits written `a + b` (the spec measured that it does not learn in the CPU budget; it stays
+for fidelity).
+Everything is drawn from a seed. Test prompts come from a generator stream of their own and are
+distinct from each other; they are not checked against the training stream, so a short prompt
+(there are only 10^3 three-digit reversals) may also have been seen in training.
 """
 
 from __future__ import annotations
