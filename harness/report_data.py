@@ -20,6 +20,7 @@ import numpy as np
 
 from harness.budget_report import BudgetRow, budget_rows
 from harness.errors import HarnessUsageError
+from harness.l2a_report import L2AReport, build_l2a_report, load_l2a_runs
 from harness.lokra_report import LokraReport, build_lokra_report, load_lokra_runs
 from harness.parity_report import ParityReport, build_parity_report, load_runs
 from harness.run import SummaryRow, score_to_float, summarize_log
@@ -51,6 +52,7 @@ class ReportData:
     budgets: tuple[BudgetRow, ...] = ()  # accuracy against token budgets, where methods ran
     lokra: tuple[LokraReport, ...] = ()  # LoRA/LoKRA/LoKRA+ arms, one per lokra log
     team: tuple[TeamReport, ...] = ()  # TEAM variants against vanilla, one per team log
+    l2a: tuple[L2AReport, ...] = ()  # full, SWA and L2A arms, one per l2a-recall log
 
 
 def find_logs(dirs: list[str]) -> list[dict]:
@@ -97,6 +99,7 @@ def build_report(dirs: list[str]) -> ReportData:
     parity: list[ParityReport] = []
     lokra: list[LokraReport] = []
     team: list[TeamReport] = []
+    l2a: list[L2AReport] = []
     for log in logs:
         scores += summarize_log(log["log"], log["suite"], log["task"], log["model"])
         if log["suite"] == "k-parity":
@@ -111,6 +114,10 @@ def build_report(dirs: list[str]) -> ReportData:
             label = f"{log['task']} ({Path(log['log']).name})"
             team.append(build_team_report(label, load_team_runs(log["log"])))
             continue  # one model (none); its variants are compared against vanilla instead
+        if log["suite"] == "l2a-recall":
+            label = f"{log['task']} ({Path(log['log']).name})"
+            l2a.append(build_l2a_report(label, load_l2a_runs(log["log"])))
+            continue  # one model (none); its arms are compared with full-global instead
         per_task.setdefault(log["task"], []).append(log)
     pairs: list[PairRow] = []
     for task, task_logs in sorted(per_task.items()):
@@ -131,7 +138,7 @@ def build_report(dirs: list[str]) -> ReportData:
         for (la, lb, test), p in zip(tests, adjusted, strict=True):
             pairs.append(PairRow(la["suite"], task, la["model"], lb["model"], test, p))
     budgets = budget_rows(
-        [log for log in logs if log["suite"] not in ("k-parity", "lokra", "team")]
+        [log for log in logs if log["suite"] not in ("k-parity", "lokra", "team", "l2a-recall")]
     )
     return ReportData(
         tuple(scores),
@@ -141,4 +148,5 @@ def build_report(dirs: list[str]) -> ReportData:
         tuple(budgets),
         tuple(lokra),
         tuple(team),
+        tuple(l2a),
     )

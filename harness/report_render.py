@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.budget_report import budget_table, plot_budgets
+from harness.l2a_report import l2a_tables, plot_l2a
 from harness.lokra_report import lokra_tables, plot_lokra
 from harness.parity_report import parity_tables, plot_curves
 from harness.report_data import ReportData
@@ -70,8 +71,7 @@ def to_markdown(
     plot_name: str,
     plot_names: list[str] | None = None,
     budget_plot: str | None = None,
-    lokra_plots: list[str] | None = None,
-    team_plots: list[str] | None = None,
+    method_plots: list[list[str]] | None = None,
 ) -> str:
     """The report as Markdown, pointing at the plots saved beside it."""
     plot_names = plot_names or []
@@ -102,23 +102,29 @@ def to_markdown(
         + "".join(
             _section_markdown(*section, plots or [], table)
             for section, plots in zip(
-                _method_sections(data), (lokra_plots, team_plots), strict=True
+                _method_sections(data), method_plots or [[] for _ in METHODS], strict=True
             )
         )
     )
 
 
-def _method_sections(data: ReportData) -> list[tuple[str, tuple, Any, str, str]]:
-    """The sections of suites that compare arms of a method, with what renders them.
+# The sections of suites that compare arms of a method: (title, the ReportData field holding
+# its reports, tables function, caption of the checks, alt text of the plots, plot function and
+# the plot files' tag).
+METHODS: tuple[tuple[str, str, Any, str, str, Any, str], ...] = (
+    ("LoKRA (reconstructed)", "lokra", lokra_tables, "Checks (specs/lokra.md §5.2)",
+     "LoKRA arms with 95% intervals", plot_lokra, "lokra"),
+    ("TEAM", "team", team_tables, "Behaviour check (specs/team.md §5, check 5)",
+     "TEAM variants with 95% intervals", plot_team, "team"),
+    ("L2A", "l2a", l2a_tables, "Acceptance checks (specs/l2a.md §5)",
+     "L2A recall accuracy and routed fraction per arm with 95% intervals", plot_l2a, "l2a"),
+)  # fmt: skip
 
-    Each is (title, reports, tables function, caption of the checks, alt text of the plots).
-    """
-    return [
-        ("LoKRA (reconstructed)", data.lokra, lokra_tables, "Checks (specs/lokra.md §5.2)",
-         "LoKRA arms with 95% intervals"),
-        ("TEAM", data.team, team_tables, "Behaviour check (specs/team.md §5, check 5)",
-         "TEAM variants with 95% intervals"),
-    ]  # fmt: skip
+
+def _method_sections(data: ReportData) -> list[tuple[str, tuple, Any, str, str]]:
+    """Each method section as (title, reports, tables function, checks caption, plot alt)."""
+    return [(title, getattr(data, field), tables, checks, alt)
+            for title, field, tables, checks, alt, _, _ in METHODS]  # fmt: skip
 
 
 def _section_markdown(
@@ -166,8 +172,7 @@ def to_html(
     png: bytes,
     curve_pngs: list[bytes] | None = None,
     budget_png: bytes | None = None,
-    lokra_pngs: list[bytes] | None = None,
-    team_pngs: list[bytes] | None = None,
+    method_pngs: list[list[bytes]] | None = None,
 ) -> str:
     """The report as one self-contained HTML page (the plots embedded)."""
     curve_pngs = curve_pngs or []
@@ -206,7 +211,7 @@ def to_html(
         + "".join(
             _section_html(reports, tables, alt, pngs or [], table)
             for (_, reports, tables, _, alt), pngs in zip(
-                _method_sections(data), (lokra_pngs, team_pngs), strict=True
+                _method_sections(data), method_pngs or [[] for _ in METHODS], strict=True
             )
         )
         + "</html>"
@@ -222,38 +227,27 @@ def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
     for i, report in enumerate(data.parity):
         curve_files += plot_curves(report, out.with_name(f"{out.stem}.k-parity-{i + 1}"))
     pngs = [Path(p).read_bytes() for p in curve_files if p.endswith(".png")]
-    lokra_files = [
-        plot_lokra(report, out.with_name(f"{out.stem}.lokra-{i + 1}.png"))
-        for i, report in enumerate(data.lokra)
-    ]
-    team_files = [
-        plot_team(report, out.with_name(f"{out.stem}.team-{i + 1}.png"))
-        for i, report in enumerate(data.team)
+    method_files = [
+        [
+            plot(report, out.with_name(f"{out.stem}.{tag}-{i + 1}.png"))
+            for i, report in enumerate(getattr(data, field))
+        ]
+        for _, field, _, _, _, plot, tag in METHODS
     ]
     budget_file = None
     if data.budgets:
         budget_file = plot_budgets(list(data.budgets), out.with_name(f"{out.stem}.budgets.png"))
+    written = [f for files in method_files for f in files]
     if fmt == "html":
         budget_png = Path(budget_file).read_bytes() if budget_file else None
-        lokra_pngs = [Path(p).read_bytes() for p in lokra_files]
-        team_pngs = [Path(p).read_bytes() for p in team_files]
-        page = to_html(data, png, pngs, budget_png, lokra_pngs, team_pngs)
-        out.write_text(page, encoding="utf-8")
+        method_pngs = [[Path(p).read_bytes() for p in files] for files in method_files]
+        out.write_text(to_html(data, png, pngs, budget_png, method_pngs), encoding="utf-8")
         budget = [budget_file] if budget_file else []
-        return [str(out), *curve_files, *budget, *lokra_files, *team_files]
+        return [str(out), *curve_files, *budget, *written]
     plot = out.with_suffix(".forest.png")
     plot.write_bytes(png)
     names = [Path(p).name for p in curve_files if p.endswith(".png")]
     budget_name = Path(budget_file).name if budget_file else None
-    lokra_names = [Path(p).name for p in lokra_files]
-    team_names = [Path(p).name for p in team_files]
-    text = to_markdown(data, plot.name, names, budget_name, lokra_names, team_names)
-    out.write_text(text, encoding="utf-8")
-    return [
-        str(out),
-        str(plot),
-        *curve_files,
-        *([budget_file] if budget_file else []),
-        *lokra_files,
-        *team_files,
-    ]
+    method_names = [[Path(p).name for p in files] for files in method_files]
+    out.write_text(to_markdown(data, plot.name, names, budget_name, method_names), encoding="utf-8")
+    return [str(out), str(plot), *curve_files, *([budget_file] if budget_file else []), *written]

@@ -4,8 +4,9 @@ NAME is a built-in tiny model (trained from scratch on first use, cached under t
 folder) or PATH is a Hugging Face checkpoint folder on disk, loaded with `local_files_only`.
 
 `local/team-moe` is the `team` suite's block-diffusion MoE (`harness.models.team.local_model`;
-`-M seed=0 decoding=vanilla|team|... preset=quick|tiny`); the rest of this module is for causal
-LMs.
+`-M seed=0 decoding=vanilla|team|... preset=quick|tiny`), and `local/l2a-recall` the `l2a-recall`
+suite's L2A model (`harness.models.l2a.local_model`; `-M variant=l2a lam=1e-5 seed=0
+preset=quick prune=0`); the rest of this module is for causal LMs.
 
 Model args (`-M key=value`): `batch_size` (default 64), `device` (default cuda if available,
 else cpu), `dtype` (`float32`, `bfloat16`, `float16`), `max_tokens` (default 256, when the task
@@ -42,7 +43,7 @@ from harness.errors import HarnessUsageError
 from harness.models.batch_generate import GenRequest, GenResult, generate_batch
 from harness.models.micro_batcher import MicroBatcher
 
-BUILTIN = ("tiny-arith", "team-moe")
+BUILTIN = ("tiny-arith", "team-moe", "l2a-recall")
 
 _loaded: dict[tuple[str, str, str], tuple[Any, Any, MicroBatcher[GenRequest, GenResult]]] = {}
 _load_lock = threading.Lock()
@@ -94,15 +95,23 @@ class LocalTorchAPI(ModelAPI):
         seed: int = 0,
         decoding: str = "vanilla",
         preset: str = "quick",
+        variant: str = "l2a",
+        lam: float = 1e-5,
+        prune: float = 0.0,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         import torch
 
-        self.team = None
-        if model_name == "team-moe":  # the team suite's block-diffusion MoE, not a causal LM
+        self.own: Any = None  # a built-in that is not a causal LM: it answers by itself
+        if model_name == "team-moe":  # the team suite's block-diffusion MoE
             from harness.models.team.local_model import TeamMoeLocal
 
-            self.team = TeamMoeLocal(seed, decoding, preset)
+            self.own = TeamMoeLocal(seed, decoding, preset)
+        elif model_name == "l2a-recall":  # the l2a-recall suite's L2A model
+            from harness.models.l2a.local_model import L2ARecallLocal
+
+            self.own = L2ARecallLocal(seed, variant, lam, preset, prune)
+        if self.own is not None:
             self.batch_size = int(batch_size)
             return
 
@@ -154,8 +163,8 @@ class LocalTorchAPI(ModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         """Queue the prompt with the micro-batcher and wrap its completion."""
-        if self.team is not None:
-            return await self.team.generate(input, self.model_name)
+        if self.own is not None:
+            return await self.own.generate(input, self.model_name)
         max_new = config.max_tokens or self.default_max_tokens
         prompt, dropped = self._fit(render_prompt(self.tokenizer, input), max_new)
         request = GenRequest(

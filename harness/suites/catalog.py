@@ -30,6 +30,7 @@ def all_suites() -> dict[str, Suite]:
     from harness.suites.aime import aime2024, aime2025
     from harness.suites.arith import arith
     from harness.suites.k_parity import k_parity
+    from harness.suites.l2a_recall import l2a_queries, l2a_recall
     from harness.suites.lokra import lokra_fit, lokra_transfer
     from harness.suites.team import team
 
@@ -53,6 +54,18 @@ def all_suites() -> dict[str, Suite]:
             (team,),
             "TEAM vs vanilla block decoding on a tiny block-diffusion MoE (trains its own)",
             default_model="none/none",
+        ),
+        Suite(
+            "l2a-recall",
+            (l2a_recall,),
+            "full-global vs SWA-only vs L2A routed global attention on key-value recall (trains)",
+            default_model="none/none",
+        ),
+        Suite(
+            "l2a-queries",
+            (l2a_queries,),
+            "key-value recall prompts for a model that reads them (default local/l2a-recall)",
+            default_model="local/l2a-recall",
         ),
     ]
     return {s.name: s for s in suites}

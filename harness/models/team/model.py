@@ -22,6 +22,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from harness.kernels.grouped_experts import grouped_experts
+from harness.models.rotary import rotary
 
 
 @dataclass(frozen=True)
@@ -138,16 +139,6 @@ class MoeFFN(nn.Module):
             outside = ~necessary[lids] & (lw > 0)
             stats.cold_violations += int(outside.sum())
         return ids, w
-
-
-def rotary(x: Tensor, positions: Tensor, base: float = 10_000.0) -> Tensor:
-    """Rotary position embedding of x (B, heads, T, hd) at absolute `positions` (T,)."""
-    half = x.shape[-1] // 2
-    freqs = base ** (-torch.arange(half, device=x.device, dtype=torch.float32) / half)
-    angles = positions.to(torch.float32)[:, None] * freqs[None, :]  # (T, hd/2)
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    x1, x2 = x[..., :half], x[..., half:]
-    return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
 class Attention(nn.Module):

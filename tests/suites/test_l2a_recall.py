@@ -1,0 +1,114 @@
+"""Suite `l2a-recall`: its samples, bad arguments, the report's checks, and end to end (slow).
+
+The slow test trains the `tiny` preset (T = 64, W = 8, 500 steps; one seed of full, SWA and L2A at
+three λ′) and asserts the spec's acceptance checks 4 and 5 (specs/l2a.md §5, as amended) on it,
+then evaluates `local/l2a-recall` on the `l2a-queries` prompts through the KV caches.
+"""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from harness.errors import HarnessUsageError
+from harness.l2a_report import build_l2a_report
+from harness.report_data import build_report
+from harness.report_render import write_report
+from harness.run import EvalRequest, run_eval
+from harness.suites.l2a_recall import arms, l2a_queries, l2a_recall
+
+
+def test_samples_are_one_per_variant_lambda_and_seed():
+    t = l2a_recall(preset="quick", seeds=2)
+    ids = [s.id for s in t.dataset]
+    assert ids[:4] == ["full-seed0", "full-seed1", "swa-seed0", "swa-seed1"]
+    assert "l2a-lam1e-05-seed1" in ids and len(ids) == 2 * (2 + 3)
+    assert "reconstructed" in t.metadata and t.metadata["settings"]["seq_len"] == 128
+    assert arms("l2a,swa", "0,1e-4") == [("swa", 0.0), ("l2a", 0.0), ("l2a", 1e-4)]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(preset="huge"), "unknown preset"),
+        (dict(variants="l2a,dense"), "unknown variant"),
+        (dict(lams="1e-5,abc"), "lams must be numbers"),
+        (dict(lams="-1e-5"), "lams must be >= 0"),
+        (dict(seeds=0), "at least 1"),
+        (dict(steps=0), "steps must be at least 1"),
+    ],
+)
+def test_bad_arguments_are_usage_errors(kwargs, match):
+    with pytest.raises(HarnessUsageError, match=match):
+        l2a_recall(**kwargs)
+
+
+def _run(variant, lam, seed, acc, routed, query=(1.0, 0.2), ce=0.1):
+    return {"variant": variant, "lam": lam, "seed": seed, "accuracy": acc, "routed": routed,
+            "query_routed_per_layer": list(query), "ce": ce, "accuracy_pruned": acc,
+            "pruned_layers": [1], "kv_saved": 0.375}  # fmt: skip
+
+
+def test_checks_on_constructed_runs_pass_and_fail_for_the_right_reasons():
+    runs = []
+    for seed in (0, 1):
+        runs += [_run("full", 0.0, seed, 0.99, 1.0, ce=0.01 + seed * 0.01),
+                 _run("swa", 0.0, seed, 0.05, 0.0, ce=3.0),
+                 _run("l2a", 1e-6, seed, 0.99, 0.20, ce=0.03 + seed * 0.01),
+                 _run("l2a", 1e-5, seed, 0.90, 0.10, query=(0.5, 0.4)),
+                 _run("l2a", 1e-4, seed, 0.99, 0.15)]  # fmt: skip
+    rep = build_l2a_report("t", runs)
+    assert [a.name for a in rep.arms] == ["full", "swa", "l2a λ′=1e-06", "l2a λ′=1e-05",
+                                          "l2a λ′=0.0001"]  # fmt: skip
+    first = rep.arms[2]
+    assert first.ce_vs_full.estimate == pytest.approx(0.02) and first.ce_vs_full.n == 2
+    lines = "\n".join(rep.checks)
+    assert "SWA-only accuracy ≤ 10%: pass" in lines
+    assert "full-global accuracy ≥ 95%: pass" in lines
+    assert "l2a λ′=1e-06 within 5 points of full-global while routing ≤ 30%: pass" in lines
+    assert "l2a λ′=1e-05 within 5 points of full-global while routing ≤ 30%: FAIL" in lines
+    assert "l2a λ′=1e-05 query positions routed ≥ 80% in some layer: FAIL" in lines
+    assert "monotonically in λ′ (1e-06, 1e-05, 0.0001): FAIL (20.0% → 10.0% → 15.0%)" in lines
+
+
+@pytest.mark.slow
+def test_tiny_preset_end_to_end_checks_4_and_5_and_the_local_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    ok, rows = run_eval(
+        EvalRequest(suite="l2a-recall", models=(), log_dir=str(tmp_path / "logs"),
+                    task_args={"preset": "tiny", "seeds": 1, "workers": 2},
+                    display="none")  # fmt: skip
+    )
+    assert ok and rows[0].n == 5 and rows[0].errors == 0
+    log = read_eval_log(rows[0].log)
+    assert "reconstructed" in log.eval.metadata
+    report = build_report([str(tmp_path / "logs")])
+    (section,) = report.l2a
+    failed = [c for c in section.checks if "FAIL" in c]
+    assert not failed, failed
+    assert sum(c.startswith("check 5") for c in section.checks) == 2 + 2 * 3
+    assert any(c.startswith("check 4") for c in section.checks)
+    written = write_report(report, str(tmp_path / "out" / "report.md"), "md")
+    assert any(p.endswith(".l2a-1.png") for p in written)
+    assert "## L2A" in (tmp_path / "out" / "report.md").read_text()
+
+    # the λ′ = 1e-5 run's checkpoint, served as a local model through the caches, pruned
+    ok, rows = run_eval(
+        EvalRequest(suite="l2a-queries", models=("local/l2a-recall",),
+                    log_dir=str(tmp_path / "queries"),
+                    task_args={"preset": "tiny", "n": 16},
+                    model_args={"preset": "tiny", "prune": 0.02},
+                    display="none")  # fmt: skip
+    )
+    assert ok and rows[0].errors == 0
+    assert rows[0].value >= 0.9, rows[0]
+    sample = read_eval_log(rows[0].log).samples[0]
+    meta = sample.output.metadata["l2a"]
+    assert meta["kv_bytes"] < meta["kv_bytes_dense"] or not meta["pruned_layers"]
+
+
+def test_queries_task_renders_prompts_and_targets():
+    t = l2a_queries(preset="tiny", n=3)
+    s = t.dataset[0]
+    assert len(s.input.split()) == 64 and len(s.target.split()) == 8
+    assert all(w.startswith("v") for w in s.target.split())
