@@ -58,17 +58,22 @@ class L2AReport:
 
 
 def load_l2a_runs(location: str) -> list[dict[str, Any]]:
-    """Per-sample runs of an l2a-recall log, through `samples_df`."""
-    from inspect_ai.analysis import samples_df
+    """Per-sample runs of an l2a-recall log (the full metadata: curves exceed the summary's 1k)."""
+    from inspect_ai.analysis import SampleColumn, samples_df
 
-    df = samples_df(location, quiet=True)
+    columns = [
+        SampleColumn("variant", path="metadata.variant"),
+        SampleColumn("lam", path="metadata.lam"),
+        SampleColumn("seed", path="metadata.seed"),
+        SampleColumn("run", path="metadata.run", full=True),
+    ]
+    df = samples_df(location, columns=columns, quiet=True)
     runs = []
     for row in df.to_dict("records"):
-        run = row.get("metadata_run")
-        if not isinstance(run, str):
-            continue  # an errored or unfinished sample
-        runs.append({"variant": row["metadata_variant"], "lam": float(row["metadata_lam"]),
-                     "seed": int(row["metadata_seed"]), **json.loads(run)})  # fmt: skip
+        run = json.loads(row["run"]) if isinstance(row["run"], str) else row["run"]
+        if isinstance(run, dict):  # else an errored or unfinished sample
+            runs.append({"variant": row["variant"], "lam": float(row["lam"]),
+                         "seed": int(row["seed"]), **run})  # fmt: skip
     return runs
 
 
