@@ -25,14 +25,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from functools import partial
 
 import torch
 import torch.nn.functional as F
+from device_timing import time_ms
 
 from harness.kernels.sparse_global_attention import sparse_global_attention_triton, triton
 from harness.kernels.sparse_global_attention_reference import sparse_global_attention_reference
@@ -40,26 +39,6 @@ from harness.kernels.sparse_global_attention_reference import sparse_global_atte
 FRACTIONS = (0.1, 0.2, 0.5, 1.0)
 LENGTHS = (4096, 8192, 16384, 32768)
 TARGET = (0.2, 32768)  # (fraction, length) where the kernel should be ≥ 2× faster than dense
-
-
-def _time_ms(fn: Callable[[], object], device: torch.device, reps: int, warmup: int = 2) -> float:
-    """Median milliseconds of `reps` calls after `warmup` calls."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        if device.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def _inputs(
@@ -140,16 +119,16 @@ def _time_length(
     leaves = [x.clone().requires_grad_() for x in (q, k, v)]
     with _dense_backend(device):
         with torch.no_grad():
-            dense_fwd = _time_ms(partial(_sdpa, q, k, v), device, reps)
-        dense_train = _time_ms(partial(_fwd_bwd, _sdpa, leaves, dy), device, reps)
+            dense_fwd = time_ms(partial(_sdpa, q, k, v), device, reps)
+        dense_train = time_ms(partial(_fwd_bwd, _sdpa, leaves, dy), device, reps)
     rows = []
     for frac in fractions:
         routed = torch.rand(1, t, generator=torch.Generator().manual_seed(1)) < frac
         routed = routed.to(device)
         with torch.no_grad():
-            fwd = _time_ms(partial(sparse_global_attention_triton, q, k, v, routed), device, reps)
+            fwd = time_ms(partial(sparse_global_attention_triton, q, k, v, routed), device, reps)
         kernel = partial(_fwd_bwd, sparse_global_attention_triton, leaves, dy, routed)
-        train = _time_ms(kernel, device, reps)
+        train = time_ms(kernel, device, reps)
         rows.append((frac, float(routed.float().mean()), fwd, train, _flops(routed, h, d)))
     return dense_fwd, dense_train, rows
 

@@ -19,12 +19,11 @@ on a busy core inflate them several-fold).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
+from device_timing import time_ms
 
 from harness.kernels.lokra_plus import lokra_plus_linear, lokra_plus_linear_triton, triton
 from harness.kernels.lokra_plus_reference import lokra_plus_linear_reference
@@ -41,26 +40,6 @@ CUDA_SHAPES = [
 ]
 CPU_SHAPES = [(512, 512, 512, 32, 32), (1024, 1024, 1024, 32, 32)]
 QUICK_CPU_SHAPES = [(128, 256, 256, 16, 16)]
-
-
-def _time_ms(fn: Callable[[], object], device: torch.device, reps: int) -> float:
-    """Median milliseconds of `reps` calls after 3 warm-up calls (Triton compiles in warm-up)."""
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        if device.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def _inputs(
@@ -127,7 +106,7 @@ def kernel_section(quick: bool) -> None:
         if has_kernel:
             paths["fused"] = lambda t=t: lokra_plus_linear_triton(**t, scale=SCALE)
         with torch.no_grad():
-            ms = {name: _time_ms(fn, device, reps) for name, fn in paths.items()}
+            ms = {name: time_ms(fn, device, reps) for name, fn in paths.items()}
         for name, value in ms.items():
             gflops = 2 * m * n * k / (value * 1e-3) / 1e9
             print(
@@ -143,7 +122,7 @@ def kernel_section(quick: bool) -> None:
         paths = {"unfused": lambda a=trained, g=dy: _train(lokra_plus_linear_reference, a, g)}
         if has_kernel:  # on CUDA the dispatch takes the autograd.Function
             paths["fused"] = lambda a=trained, g=dy: _train(lokra_plus_linear, a, g)
-        ms = {name: _time_ms(fn, device, reps) for name, fn in paths.items()}
+        ms = {name: time_ms(fn, device, reps) for name, fn in paths.items()}
         for name, value in ms.items():
             gflops = 6 * m * n * k / (value * 1e-3) / 1e9
             print(f"{m:>5} {k:>5} {n:>5} {n_i:>3} {n_j:>3}  {name:<8} {value:8.3f} {gflops:9.1f}")
