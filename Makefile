@@ -8,6 +8,11 @@ DATA_DIR ?= $(abspath ../shared/data)
 
 .PHONY: demo test test-slow test-long lint bench clean
 
+# Some machines set PYTHONDONTWRITEBYTECODE=1; then every process (the eval, each training worker,
+# the report, pytest) compiles its imports from source again, about 5 s each. Let the first one
+# write the bytecode into .venv, and the others read it.
+unexport PYTHONDONTWRITEBYTECODE
+
 # uv installs in seconds where pip takes minutes; the CPU wheel of torch on disk (PIP_FIND_LINKS)
 # is offered to it so that nothing pulls a multi-GB CUDA build.
 FIND_LINKS := $(if $(PIP_FIND_LINKS),--find-links $(PIP_FIND_LINKS),)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,12 +49,23 @@ class L2AArm:
 
 
 @dataclass(frozen=True)
+class RoutingCurve:
+    """One L2A run's routed fraction (training batches) over its steps."""
+
+    arm: str
+    seed: int
+    steps: tuple[int, ...]
+    routed: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class L2AReport:
     """One l2a-recall log's arms and checks."""
 
     label: str
     arms: tuple[L2AArm, ...]
     checks: tuple[str, ...]
+    curves: tuple[RoutingCurve, ...] = ()
 
 
 def load_l2a_runs(location: str) -> list[dict[str, Any]]:
@@ -77,6 +88,14 @@ def load_l2a_runs(location: str) -> list[dict[str, Any]]:
     return runs
 
 
+def share_interval(values: list[float]) -> Interval:
+    """Student-t interval over seeds of a share, clipped to [0, 1] (losing no coverage)."""
+    i = t_interval(values)
+    if i.n < 2 or math.isnan(i.low):
+        return i
+    return replace(i, low=max(0.0, i.low), high=min(1.0, i.high), method="t, clipped to [0, 1]")
+
+
 def build_l2a_report(label: str, runs: list[dict[str, Any]]) -> L2AReport:
     """Arms with intervals over seeds, and the checks of specs/l2a.md §5."""
     order = {"full": 0, "swa": 1, "l2a": 2}
@@ -89,8 +108,8 @@ def build_l2a_report(label: str, runs: list[dict[str, Any]]) -> L2AReport:
         paired = [r["ce"] - full[r["seed"]]["ce"] for r in rs if r["seed"] in full]
         arms.append(L2AArm(
             variant=variant, lam=lam, seeds=len(rs),
-            accuracy=t_interval([r["accuracy"] for r in rs]),
-            routed=t_interval([r["routed"] for r in rs]),
+            accuracy=share_interval([r["accuracy"] for r in rs]),
+            routed=share_interval([r["routed"] for r in rs]),
             query_routed=tuple(np.mean([r["query_routed_per_layer"] for r in rs], axis=0)),
             ce=t_interval([r["ce"] for r in rs]),
             ce_vs_full=t_interval(paired) if paired and variant != "full" else t_interval([]),
@@ -98,7 +117,14 @@ def build_l2a_report(label: str, runs: list[dict[str, Any]]) -> L2AReport:
             pruned_layers=float(np.mean([len(r["pruned_layers"]) for r in rs])),
             kv_saved=float(np.mean([r["kv_saved"] for r in rs])),
         ))  # fmt: skip
-    return L2AReport(label, tuple(arms), tuple(_checks(arms)))
+    curves = tuple(
+        RoutingCurve(arm.name, r["seed"], tuple(r["curve"]["step"]), tuple(r["curve"]["routed"]))
+        for arm, rs in zip(arms, groups.values(), strict=True)
+        if arm.variant == "l2a"
+        for r in rs
+        if "curve" in r
+    )
+    return L2AReport(label, tuple(arms), tuple(_checks(arms)), curves)
 
 
 def _checks(arms: list[L2AArm]) -> list[str]:
@@ -162,7 +188,8 @@ def l2a_tables(report: L2AReport) -> list[tuple[str, list[str], list[list[str]]]
                      f"{100 * a.kv_saved:+.0f}%"])  # fmt: skip
     return [(
         f"L2A, {report.label}: recall accuracy (%) and routed fraction (% of token-layer pairs) "
-        "per arm, mean over seeds with 95% t intervals; query CE and its difference from "
+        "per arm, mean over seeds with 95% t intervals (shares clipped to [0, 100]); query CE and "
+        "its difference from "
         "full-global on the same seeds; accuracy after pruning and KV-cache bytes saved "
         "against a dense model",
         ["arm", "seeds", "accuracy %", "routed %", "query routed % per layer", "query CE",
@@ -172,13 +199,13 @@ def l2a_tables(report: L2AReport) -> list[tuple[str, list[str], list[list[str]]]
 
 
 def plot_l2a(report: L2AReport, path: Path) -> str:
-    """Accuracy and routed fraction per arm with 95% intervals, one panel each."""
+    """Accuracy and routed fraction per arm with 95% intervals, and routing over training."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8))
     names = [a.name for a in report.arms]
     for ax, field, title in ((axes[0], "accuracy", "recall accuracy (%)"),
                              (axes[1], "routed", "routed fraction (%)")):  # fmt: skip
@@ -192,6 +219,17 @@ def plot_l2a(report: L2AReport, path: Path) -> str:
         ax.set_ylim(-5, 105)
         ax.set_title(title)
         ax.grid(alpha=0.3)
+    arms = sorted({c.arm for c in report.curves})
+    for c in report.curves:
+        colour = f"C{arms.index(c.arm) % 10}"
+        label = c.arm if c.seed == min(d.seed for d in report.curves if d.arm == c.arm) else None
+        axes[2].plot(c.steps, [100 * r for r in c.routed], color=colour, label=label, alpha=0.8)
+    axes[2].set_xlabel("training step")
+    axes[2].set_ylim(-5, 105)
+    axes[2].set_title("routed in training (%), a line per seed")
+    axes[2].grid(alpha=0.3)
+    if report.curves:
+        axes[2].legend(fontsize=7)
     fig.suptitle(f"L2A recall: {report.label}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
