@@ -44,6 +44,10 @@ from harness.models.batch_generate import GenRequest, GenResult, generate_batch
 from harness.models.micro_batcher import MicroBatcher
 
 BUILTIN = ("tiny-arith", "team-moe", "l2a-recall")
+# inspect's model-info lookup builds a model from its name alone with this key, during evals, to
+# read its canonical name (inspect_ai.model._model_info); a built-in would then load, or train,
+# its default checkpoint, whatever -M args the eval was given
+MODEL_INFO_LOOKUP = "__model_info_lookup__"
 
 _loaded: dict[tuple[str, str, str], tuple[Any, Any, MicroBatcher[GenRequest, GenResult]]] = {}
 _load_lock = threading.Lock()
@@ -101,6 +105,10 @@ class LocalTorchAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         import torch
+
+        if api_key == MODEL_INFO_LOOKUP:  # inspect resolving model info by name: load nothing
+            self.own = None
+            return
 
         self.own: Any = None  # a built-in that is not a causal LM: it answers by itself
         if model_name == "team-moe":  # the team suite's block-diffusion MoE

@@ -116,3 +116,22 @@ def test_a_prompt_longer_than_the_context_fails_alone_or_keeps_its_tail(checkpoi
     assert out.usage.input_tokens == 28 and out.metadata == {"truncated_prompt_tokens": 2}
     with pytest.raises(HarnessUsageError, match="truncate must be"):
         get_model(f"local/{checkpoint}", truncate="right", memoize=False)
+
+
+def test_inspects_model_info_lookup_loads_no_checkpoint(monkeypatch):
+    import harness.models.l2a.local_model as l2a_local
+    import harness.models.team.local_model as team_local
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model-info lookup loaded a checkpoint")
+
+    monkeypatch.setattr(l2a_local.L2ARecallLocal, "__init__", refuse)
+    monkeypatch.setattr(team_local.TeamMoeLocal, "__init__", refuse)
+    from inspect_ai.model._model_info import MODEL_INFO_LOOKUP_API_KEY
+
+    from harness.models.local import MODEL_INFO_LOOKUP
+
+    assert MODEL_INFO_LOOKUP == MODEL_INFO_LOOKUP_API_KEY  # inspect's private constant
+    for name in ("local/l2a-recall", "local/team-moe"):
+        model = get_model(name, api_key=MODEL_INFO_LOOKUP)
+        assert model.api.own is None
