@@ -1,0 +1,1 @@
+"""SWE-rebench V2: executable repository-level software-engineering tasks."""
