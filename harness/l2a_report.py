@@ -15,7 +15,6 @@ falls monotonically in λ′ > 0), each a line saying pass or FAIL with the numb
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness.stats.intervals import Interval, t_interval
+from harness.training_runs import load_training_runs
 
 
 @dataclass(frozen=True)
@@ -69,23 +69,9 @@ class L2AReport:
 
 
 def load_l2a_runs(location: str) -> list[dict[str, Any]]:
-    """Per-sample runs of an l2a-recall log (the full metadata: curves exceed the summary's 1k)."""
-    from inspect_ai.analysis import SampleColumn, samples_df
-
-    columns = [
-        SampleColumn("variant", path="metadata.variant"),
-        SampleColumn("lam", path="metadata.lam"),
-        SampleColumn("seed", path="metadata.seed"),
-        SampleColumn("run", path="metadata.run", full=True),
-    ]
-    df = samples_df(location, columns=columns, quiet=True)
-    runs = []
-    for row in df.to_dict("records"):
-        run = json.loads(row["run"]) if isinstance(row["run"], str) else row["run"]
-        if isinstance(run, dict):  # else an errored or unfinished sample
-            runs.append({"variant": row["variant"], "lam": float(row["lam"]),
-                         "seed": int(row["seed"]), **run})  # fmt: skip
-    return runs
+    """Per-sample runs of an l2a-recall log."""
+    runs = load_training_runs(location, ("variant", "lam", "seed"))
+    return [{**r, "lam": float(r["lam"]), "seed": int(r["seed"])} for r in runs]
 
 
 def share_interval(values: list[float]) -> Interval:

@@ -15,7 +15,6 @@ Per arm, over its seeds:
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
 from itertools import combinations
@@ -27,6 +26,7 @@ import numpy as np
 from harness.stats.intervals import Interval, t_interval, wilson
 from harness.stats.multiple import holm
 from harness.stats.paired import PairedTest, paired_bootstrap_diff, paired_permutation
+from harness.training_runs import load_training_runs
 
 
 @dataclass(frozen=True)
@@ -65,24 +65,8 @@ class ParityReport:
 
 
 def load_runs(location: str) -> list[dict[str, Any]]:
-    """Per-sample run results (arm, seed, curves) from a k-parity log, through samples_df."""
-    from inspect_ai.analysis import SampleColumn, samples_df
-
-    columns = [
-        SampleColumn("id", path="id"),
-        SampleColumn("arm", path="metadata.arm"),
-        SampleColumn("seed", path="metadata.seed"),
-        SampleColumn("run", path="metadata.run", full=True),
-    ]
-    df = samples_df(location, columns=columns, quiet=True)
-    runs = []
-    for row in df.to_dict("records"):
-        run = row["run"]
-        if isinstance(run, str):
-            run = json.loads(run)
-        if isinstance(run, dict):
-            runs.append({"arm": row["arm"], "seed": int(row["seed"]), **run})
-    return runs
+    """Per-sample run results (arm, seed, curves) from a k-parity log."""
+    return [{**r, "seed": int(r["seed"])} for r in load_training_runs(location, ("arm", "seed"))]
 
 
 def _median_steps(steps: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
