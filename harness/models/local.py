@@ -106,11 +106,10 @@ class LocalTorchAPI(ModelAPI):
         super().__init__(model_name, base_url, api_key, [], config)
         import torch
 
-        if api_key == MODEL_INFO_LOOKUP:  # inspect resolving model info by name: load nothing
-            self.own = None
-            return
-
         self.own: Any = None  # a built-in that is not a causal LM: it answers by itself
+        self.batch_size = int(batch_size)
+        if api_key == MODEL_INFO_LOOKUP:  # inspect resolving model info by name: load nothing
+            return
         if model_name == "team-moe":  # the team suite's block-diffusion MoE
             from harness.models.team.local_model import TeamMoeLocal
 
@@ -120,7 +119,6 @@ class LocalTorchAPI(ModelAPI):
 
             self.own = L2ARecallLocal(seed, variant, lam, preset, prune)
         if self.own is not None:
-            self.batch_size = int(batch_size)
             return
 
         if dtype not in ("float32", "bfloat16", "float16"):
@@ -132,7 +130,6 @@ class LocalTorchAPI(ModelAPI):
         self.truncate = truncate
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.default_max_tokens = int(max_tokens)
-        self.batch_size = int(batch_size)
         path = resolve_checkpoint(model_name)
         key = (str(path.resolve()), self.device, dtype)
         with _load_lock:
