@@ -31,6 +31,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from harness.errors import HarnessUsageError
 from harness.models.l2a.model import VARIANTS
+from harness.models.l2a.train import RecallRun
 from harness.suites.training_pool import run_training
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -48,10 +49,8 @@ RECONSTRUCTED = (
 )
 
 
-def run_spec(variant: str, lam: float, seed: int, settings: dict[str, Any]):
+def run_spec(variant: str, lam: float, seed: int, settings: dict[str, Any]) -> RecallRun:
     """The RecallRun of one sample."""
-    from harness.models.l2a.train import RecallRun
-
     return RecallRun(variant=variant, lam=lam, seed=seed, **settings)
 
 

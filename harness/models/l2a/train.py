@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -182,7 +183,7 @@ def train(
     return model, result
 
 
-def checkpoint_path(run: RecallRun):
+def checkpoint_path(run: RecallRun) -> Path:
     """Where the run's (unpruned) checkpoint is kept."""
     return cache_dir() / "l2a" / f"{run.variant}-seed{run.seed}-{run.key()}.pt"
 
