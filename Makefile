@@ -41,6 +41,9 @@ test: $(DEV)
 	# Debian's chromium for the leaderboard's browser tests; if it cannot be installed, those
 	# tests fail and print the reason kept in $(VENV)/browser-install.log
 	scripts/install-browser.sh > $(VENV)/browser-install.log 2>&1 || cat $(VENV)/browser-install.log
+	# Debian's bubblewrap for the bwrap sandbox; if it cannot be installed, its tests fail with the
+	# reason, and the install's output is kept in $(VENV)/bwrap-install.log
+	scripts/install-bwrap.sh > $(VENV)/bwrap-install.log 2>&1 || cat $(VENV)/bwrap-install.log
 	$(VENV)/bin/ruff check --output-format concise harness tests benchmarks
 	$(VENV)/bin/ruff format --check harness tests benchmarks
 	# slow tests (Monte-Carlo coverage, about a minute) fit in CI, so they run here too;

@@ -3,6 +3,7 @@
 `inspect eval harness/aime` and `--model local/tiny-arith` resolve through it.
 """
 
+import harness.sandbox  # noqa: F401  (registers the `bwrap` sandbox)
 from harness.models.providers import local, pdr, replay, scripted, sr, suco  # noqa: F401
 from harness.scorers.math_answer import math_answer  # noqa: F401
 from harness.suco.sapo_scorer import sapo  # noqa: F401

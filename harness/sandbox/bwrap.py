@@ -1,0 +1,309 @@
+"""A bubblewrap sandbox for model-written code, registered with inspect-ai as `bwrap`.
+
+Each `exec` starts a fresh `bwrap` with every namespace unshared (so its own PID namespace
+and a network namespace with only loopback), read-only binds of /usr and /etc with the
+merged-/usr symlinks on a read-only root, a private tmpfs /tmp, its own /proc and /dev, and
+the sample's work folder bound read-write at `/work`, which is also HOME. Nothing else of
+the host is visible: no /root, no /home, no /run. The command runs under `prlimit` (see
+`limits.py`) and a wall clock; on timeout the bwrap process group is killed, and
+`--die-with-parent` with the PID namespace takes every process the command started down.
+
+When the harness runs as root, bwrap runs as `nobody` (65534): RLIMIT_NPROC never binds
+real uid 0, and an unprivileged bwrap counts processes per user namespace, so the limit
+is per command rather than shared by every sandbox of the same user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal, overload
+
+from inspect_ai.util import (
+    ExecResult,
+    OutputLimitExceededError,
+    SandboxEnvironment,
+    SandboxEnvironmentConfigType,
+    SandboxEnvironmentLimits,
+    SandboxUserUnsupportedError,
+    sandboxenv,
+)
+from typing_extensions import override
+
+from harness.errors import HarnessUsageError
+from harness.sandbox.config import BwrapConfig
+from harness.sandbox.limits import limit_reason, prlimit_argv
+
+logger = logging.getLogger(__name__)
+
+WORK_DIR = "/work"
+"""Where the sample's work folder appears inside the sandbox."""
+
+_SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+_NOBODY = 65534
+_TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def _host_ids() -> tuple[int, int] | None:
+    """The uid and gid bwrap runs as, or None to keep the caller's."""
+    return (_NOBODY, _NOBODY) if os.geteuid() == 0 else None
+
+
+def bwrap_argv(
+    work: Path, config: BwrapConfig, cmd: list[str], *, cwd: str, env: dict[str, str]
+) -> list[str]:
+    """Return the full command line that runs `cmd` in a sandbox over `work`."""
+    argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    if config.network:
+        argv += ["--share-net", "--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+    argv += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for top in _TOP_LEVEL:
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    argv += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    # the root bwrap builds is a tmpfs; once every mount point is in it, make it read-only
+    argv += ["--bind", str(work), WORK_DIR, "--remount-ro", "/", "--chdir", cwd]
+    base = {"PATH": _SYSTEM_PATH, "HOME": WORK_DIR, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    for key, value in {**base, **env}.items():
+        argv += ["--setenv", key, value]
+    return argv + ["--", *prlimit_argv(config), *cmd]
+
+
+@functools.cache
+def bwrap_available() -> str | None:
+    """Return None when a bwrap sandbox can run here, else a one-line reason why not."""
+    if shutil.which("bwrap") is None:
+        return "bwrap is not installed; run scripts/install-bwrap.sh (apt-get install bubblewrap)"
+    if shutil.which("prlimit") is None:
+        return "prlimit is missing; install util-linux"
+    with tempfile.TemporaryDirectory(prefix="harness-bwrap-check-") as work:
+        ids = _host_ids()
+        if ids is not None:
+            os.chown(work, *ids)
+        argv = bwrap_argv(Path(work), BwrapConfig(), ["true"], cwd=WORK_DIR, env={})
+        kwargs: dict[str, Any] = {}
+        if ids is not None:
+            kwargs = {"user": ids[0], "group": ids[1], "extra_groups": []}
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=30, **kwargs)
+        except (OSError, subprocess.TimeoutExpired) as ex:
+            return f"bwrap could not be started: {ex}"
+    if done.returncode != 0:
+        detail = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        return (
+            f"bwrap cannot create its namespaces here ({detail}); unprivileged user "
+            "namespaces must be allowed (sysctl kernel.unprivileged_userns_clone=1, or "
+            "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu)"
+        )
+    return None
+
+
+def _config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
+    if config is None:
+        return BwrapConfig()
+    if isinstance(config, BwrapConfig):
+        return config
+    raise HarnessUsageError(
+        f"the bwrap sandbox takes a BwrapConfig, not {type(config).__name__} {config!r}; "
+        "pass ('bwrap', BwrapConfig(...)) or plain 'bwrap'"
+    )
+
+
+async def _read_tail(stream: asyncio.StreamReader | None, limit: int) -> bytes:
+    """Read a stream to its end, keeping only its last `limit` bytes."""
+    kept = bytearray()
+    while stream is not None and (chunk := await stream.read(1 << 16)):
+        kept += chunk
+        if len(kept) > limit:
+            del kept[: len(kept) - limit]
+    return bytes(kept)
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill bwrap's process group; --die-with-parent takes the namespace's processes along."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@sandboxenv(name="bwrap")
+class BwrapSandboxEnvironment(SandboxEnvironment):
+    """One sample's bubblewrap sandbox: a host work folder and the config to run in it."""
+
+    def __init__(self, work_dir: Path, config: BwrapConfig) -> None:
+        super().__init__()
+        self.work_dir = work_dir
+        self.config = config
+
+    @override
+    @classmethod
+    async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
+        _config(config)
+        reason = bwrap_available()
+        if reason is not None:
+            raise HarnessUsageError(f"the bwrap sandbox cannot run: {reason}")
+
+    @override
+    @classmethod
+    async def sample_init(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        metadata: dict[str, str],
+    ) -> dict[str, SandboxEnvironment]:
+        work = Path(tempfile.mkdtemp(prefix="harness-bwrap-"))
+        ids = _host_ids()
+        if ids is not None:
+            os.chown(work, *ids)
+        # inspect copies the sample's `files` in afterwards, through write_file
+        return {"default": cls(work, _config(config))}
+
+    @override
+    @classmethod
+    async def sample_cleanup(
+        cls,
+        task_name: str,
+        config: SandboxEnvironmentConfigType | None,
+        environments: dict[str, SandboxEnvironment],
+        interrupted: bool,
+    ) -> None:
+        for environment in environments.values():
+            shutil.rmtree(environment.as_type(BwrapSandboxEnvironment).work_dir, ignore_errors=True)
+
+    @override
+    @classmethod
+    def config_deserialize(cls, config: dict[str, Any]) -> BwrapConfig:
+        return BwrapConfig(**config)
+
+    @override
+    async def exec(
+        self,
+        cmd: list[str],
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        user: str | None = None,
+        timeout: int | None = None,
+        timeout_retry: bool = True,
+        concurrency: bool = True,
+    ) -> ExecResult[str]:
+        """Run `cmd` in a fresh sandbox over the work folder; see the module docstring.
+
+        `timeout_retry` is ignored: a timed-out command is not rerun. `user` must be None,
+        since everything runs as one unprivileged user.
+
+        Raises:
+            SandboxUserUnsupportedError: If `user` is given.
+            TimeoutError: If the command runs past `timeout` (or the config's), after the
+                sandbox and every process in it have been killed.
+
+        """
+        if user is not None:
+            raise SandboxUserUnsupportedError(f"the bwrap sandbox cannot run as {user!r}")
+        inner_cwd = str(PurePosixPath(WORK_DIR) / (cwd or "."))
+        argv = bwrap_argv(self.work_dir, self.config, cmd, cwd=inner_cwd, env=env or {})
+        seconds = self.config.timeout if timeout is None else timeout
+        data = input.encode() if isinstance(input, str) else input
+        ids = _host_ids()
+        kwargs: dict[str, Any] = {}
+        if ids is not None:
+            kwargs = {"user": ids[0], "group": ids[1], "extra_groups": []}
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={"PATH": _SYSTEM_PATH},
+            start_new_session=True,
+            **kwargs,
+        )
+        limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+
+        async def communicate() -> tuple[bytes, bytes, int]:
+            if data is not None and process.stdin is not None:
+                try:
+                    process.stdin.write(data)
+                    await process.stdin.drain()
+                    process.stdin.close()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+            out, err = await asyncio.gather(
+                _read_tail(process.stdout, limit), _read_tail(process.stderr, limit)
+            )
+            return out, err, await process.wait()
+
+        try:
+            out, err, code = await asyncio.wait_for(communicate(), seconds)
+        except BaseException as ex:  # the timeout, or the sample being cancelled
+            _kill(process)
+            await asyncio.shield(process.wait())
+            if isinstance(ex, TimeoutError):
+                logger.warning("bwrap: %s timed out after %s s (timeout)", cmd[:1], seconds)
+                raise TimeoutError(f"bwrap: command timed out after {seconds} s") from None
+            raise
+        result = ExecResult(
+            success=code == 0,
+            returncode=code,
+            stdout=out.decode("utf-8", errors="replace"),
+            stderr=err.decode("utf-8", errors="replace"),
+        )
+        reason = limit_reason(result)
+        if reason is not None:
+            logger.warning("bwrap: %s ended with exit code %d (%s)", cmd[:1], code, reason)
+        return result
+
+    def _host_path(self, file: str) -> Path:
+        """Map a sandbox path to the host, refusing any that leaves the work folder."""
+        path = PurePosixPath(file)
+        if path.is_absolute():
+            try:
+                path = path.relative_to(WORK_DIR)
+            except ValueError:
+                raise PermissionError(f"{file!r} is outside the sandbox's {WORK_DIR}") from None
+        root = self.work_dir.resolve()
+        # resolve() follows symlinks the sandboxed code may have planted
+        host = (root / path).resolve()
+        if not host.is_relative_to(root):
+            raise PermissionError(f"{file!r} leaves the sandbox's work folder")
+        return host
+
+    @override
+    async def write_file(self, file: str, contents: str | bytes) -> None:
+        host = self._host_path(file)
+        root = self.work_dir.resolve()
+        missing = [p for p in [host.parent, *host.parent.parents] if not p.exists()]
+        host.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(contents, str):
+            contents = contents.encode("utf-8")
+        host.write_bytes(contents)
+        ids = _host_ids()
+        if ids is not None:
+            for made in [host, *missing]:
+                if made.is_relative_to(root):
+                    os.chown(made, *ids)
+
+    @overload
+    async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
+
+    @overload
+    async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
+
+    @override
+    async def read_file(self, file: str, text: bool = True) -> str | bytes:
+        host = self._host_path(file)
+        if host.stat().st_size > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
+            raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
+        if text:
+            with open(host, newline="", encoding="utf-8") as f:
+                return f.read()
+        return host.read_bytes()

@@ -1,0 +1,35 @@
+"""The configuration of the `bwrap` sandbox: its limits, its timeout, and its network."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class BwrapConfig(BaseModel):
+    """Limits and options for one `bwrap` sandbox, passed as `("bwrap", BwrapConfig(...))`.
+
+    It is a frozen pydantic model rather than a dataclass because inspect-ai types a sandbox
+    config as `BaseModel | str` and writes it into the eval log; `config_deserialize` reads
+    it back. Each limit applies to one `exec` call, not to the sample as a whole.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timeout: int = Field(default=600, gt=0)
+    """Wall-clock seconds for a command when the caller passes no `timeout`."""
+
+    cpu_seconds: int = Field(default=600, gt=0)
+    """RLIMIT_CPU soft limit (SIGXCPU); the hard limit, one second later, is SIGKILL."""
+
+    memory_mb: int = Field(default=4096, gt=0)
+    """RLIMIT_AS in MiB: address space, not resident memory, so runtimes that reserve large
+    virtual ranges up front (Go, the JVM, some CUDA stacks) need a higher value."""
+
+    max_processes: int = Field(default=256, gt=0)
+    """RLIMIT_NPROC, counted inside the sandbox's own user namespace (see `bwrap.py`)."""
+
+    max_file_mb: int = Field(default=1024, gt=0)
+    """RLIMIT_FSIZE in MiB: the largest file one process may write (SIGXFSZ beyond it)."""
+
+    network: bool = False
+    """Share the host's network, for an install phase only; off by default."""

@@ -1,0 +1,211 @@
+"""The attack battery for the bwrap sandbox: each attack is contained, and the sandbox works on."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.util import ExecResult
+
+from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, bwrap_available, limit_reason
+from harness.sandbox.bwrap import WORK_DIR
+
+MIB = 1024**2
+SMALL = BwrapConfig(memory_mb=1024, max_processes=64, max_file_mb=10, cpu_seconds=5, timeout=30)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _require_bwrap() -> None:
+    # CI installs bwrap (scripts/install-bwrap.sh): a missing one fails, it is never skipped
+    reason = bwrap_available()
+    if reason is not None:
+        pytest.fail(f"bwrap sandbox unavailable: {reason}")
+
+
+@pytest.fixture
+def box() -> Iterator[BwrapSandboxEnvironment]:
+    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", SMALL, {}))
+    env = envs["default"].as_type(BwrapSandboxEnvironment)
+    yield env
+    asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", SMALL, envs, False))
+    assert not env.work_dir.exists()
+
+
+def run(box: BwrapSandboxEnvironment, script: str, **kwargs: Any) -> ExecResult[str]:
+    return asyncio.run(box.exec(["bash", "-c", script], **kwargs))
+
+
+def still_works(box: BwrapSandboxEnvironment) -> None:
+    result = run(box, "echo ok > alive && cat alive")
+    assert result.success and result.stdout == "ok\n", result
+
+
+def call(coro: Callable[[], Awaitable[Any]]) -> Any:
+    return asyncio.run(coro())
+
+
+def test_work_folder_persists_and_is_home(box: BwrapSandboxEnvironment) -> None:
+    assert run(box, "echo one > notes.txt").success
+    result = run(box, 'cat notes.txt && pwd && echo "$HOME" && id -u')
+    assert result.stdout.splitlines()[:3] == ["one", WORK_DIR, WORK_DIR]
+    assert (box.work_dir / "notes.txt").read_text() == "one\n"
+    assert result.stdout.splitlines()[3] != "0"  # never root inside
+
+
+def test_read_write_file_round_trip_and_refuse_escapes(box: BwrapSandboxEnvironment) -> None:
+    call(lambda: box.write_file("pkg/data.bin", b"\x00\x01"))
+    call(lambda: box.write_file(f"{WORK_DIR}/text.txt", "a\r\nb"))
+    assert call(lambda: box.read_file("pkg/data.bin", text=False)) == b"\x00\x01"
+    assert call(lambda: box.read_file("text.txt")) == "a\r\nb"
+    assert run(box, "cat pkg/data.bin | wc -c").stdout.strip() == "2"
+    for bad in ("../escape.txt", "pkg/../../escape.txt", "/etc/passwd"):
+        with pytest.raises(PermissionError):
+            call(lambda bad=bad: box.read_file(bad))
+        with pytest.raises(PermissionError):
+            call(lambda bad=bad: box.write_file(bad, "x"))
+    assert not (box.work_dir.parent / "escape.txt").exists()
+    # a symlink planted inside the sandbox must not let the host read its target
+    assert run(box, "ln -s /etc/hostname link").success
+    with pytest.raises(PermissionError):
+        call(lambda: box.read_file("link"))
+    still_works(box)
+
+
+def test_network_is_unreachable(box: BwrapSandboxEnvironment) -> None:
+    script = (
+        "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=3)\nprint('CONNECTED')\n"
+    )
+    result = asyncio.run(box.exec(["python3", "-c", script]))
+    assert not result.success and "CONNECTED" not in result.stdout
+    assert "Network is unreachable" in result.stderr, result.stderr
+    # only loopback exists: /proc/net/dev has two header lines and then lo alone
+    interfaces = run(box, "tail -n +3 /proc/net/dev").stdout.split()
+    assert [w for w in interfaces if w.endswith(":")] == ["lo:"], interfaces
+    still_works(box)
+
+
+def test_writes_outside_the_work_folder_fail_or_stay_private(
+    box: BwrapSandboxEnvironment,
+) -> None:
+    for target in ("/usr/harness-x", "/etc/harness-x", "/harness-x"):
+        result = run(box, f"echo pwned > {target}")
+        assert not result.success, target  # the root and its binds are read-only
+        assert not Path(target).exists()
+    name = f"harness-bwrap-{uuid.uuid4().hex}"
+    assert run(box, f"echo private > /tmp/{name} && cat /tmp/{name}").stdout == "private\n"
+    assert not Path("/tmp", name).exists()  # the sandbox's /tmp is its own tmpfs
+    assert not run(box, f"cat /tmp/{name}").success  # and it does not outlive the command
+    still_works(box)
+
+
+def test_host_home_is_invisible(box: BwrapSandboxEnvironment) -> None:
+    marker = Path.home() / ".harness-bwrap-marker"
+    marker.write_text("secret-4711")
+    try:
+        result = run(box, f"cat {marker}; ls -a {Path.home()}; ls /root /home; cat ~/*marker*")
+        assert "secret-4711" not in result.stdout
+        assert ".harness-bwrap-marker" not in result.stdout
+    finally:
+        marker.unlink()
+    still_works(box)
+
+
+def test_own_pid_namespace(box: BwrapSandboxEnvironment) -> None:
+    result = run(box, "ls /proc | grep -c '^[0-9]'")
+    assert int(result.stdout) < 10, result.stdout  # the host has many more
+    assert os.getpid() != 0 and str(os.getpid()) not in run(box, "ls /proc").stdout.split()
+
+
+def _host_processes_with(marker: str) -> int:
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            count += marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            pass
+    return count
+
+
+def test_fork_bomb_is_stopped(box: BwrapSandboxEnvironment) -> None:
+    marker = f"bomb{uuid.uuid4().hex}"
+    script = (
+        f"# {marker}\n"
+        "import os, sys, time\n"
+        "n = 0\n"
+        "while n < 5000:\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(60)\n"
+        "        os._exit(0)\n"
+        "    n += 1\n"
+        "print('forked', n)\n"
+    )
+    before = len(os.listdir("/proc"))
+    result = asyncio.run(box.exec(["python3", "-c", script]))
+    assert not result.success and "forked 5000" not in result.stdout
+    assert limit_reason(result) == "limit: processes", result.stderr
+    assert _host_processes_with(marker) == 0  # the namespace took every child down
+    assert len(os.listdir("/proc")) < before + 20
+    still_works(box)
+
+
+def test_memory_bomb_hits_the_memory_limit(box: BwrapSandboxEnvironment) -> None:
+    result = asyncio.run(box.exec(["python3", "-c", "x = bytearray(4 * 1024**3)"]))
+    assert not result.success
+    assert limit_reason(result) == "limit: memory", result
+    still_works(box)
+
+
+def test_cpu_spin_hits_the_cpu_limit() -> None:
+    config = BwrapConfig(cpu_seconds=1, timeout=30)
+    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+    box = envs["default"].as_type(BwrapSandboxEnvironment)
+    try:
+        result = asyncio.run(box.exec(["python3", "-c", "while True: pass"]))
+        assert limit_reason(result) == "limit: cpu time", result
+        still_works(box)
+    finally:
+        asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
+
+
+def test_sleep_past_the_timeout_is_killed(box: BwrapSandboxEnvironment) -> None:
+    marker = f"{uuid.uuid4().int % 10**6 + 30}"
+    start = time.monotonic()
+    with pytest.raises(TimeoutError) as caught:
+        asyncio.run(box.exec(["sleep", marker], timeout=2))
+    assert time.monotonic() - start < 5
+    assert limit_reason(caught.value) == "timeout"
+    time.sleep(0.2)
+    assert _host_processes_with(f"sleep\x00{marker}") == 0
+    still_works(box)
+
+
+def test_huge_file_hits_the_file_size_limit(box: BwrapSandboxEnvironment) -> None:
+    result = run(box, "head -c 2G /dev/zero > big")
+    assert limit_reason(result) == "limit: file size", result
+    assert (box.work_dir / "big").stat().st_size <= 10 * MIB
+    still_works(box)
+
+
+def test_network_option_shares_the_host_network(box: BwrapSandboxEnvironment) -> None:
+    # no outside network may exist here, so look for the host's interfaces, not a connection
+    shared = BwrapSandboxEnvironment(box.work_dir, BwrapConfig(network=True))
+    host = sorted(os.listdir("/sys/class/net"))
+    inside = asyncio.run(shared.exec(["ls", "/proc/self/net/dev"]))
+    assert inside.success
+    inner = asyncio.run(shared.exec(["cat", "/proc/net/dev"])).stdout
+    assert all(name in inner for name in host), (host, inner)
+    isolated = run(box, "cat /proc/net/dev").stdout
+    assert [n for n in host if n != "lo" and n in isolated] == []
+
+
+def test_config_round_trips_through_inspect() -> None:
+    config = BwrapConfig(memory_mb=512, network=True)
+    assert BwrapSandboxEnvironment.config_deserialize(config.model_dump()) == config
+    with pytest.raises(ValueError):
+        BwrapConfig(timeout=0)
