@@ -112,6 +112,16 @@ def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None) -> N
         click.echo(f"wrote {path}")
 
 
+@main.command("doctor")
+@exit_on_usage_error
+def doctor_command() -> None:
+    """Say which sandboxes work on this machine, and why the others don't."""
+    from harness.sandbox.doctor import sandbox_statuses
+
+    for status in sandbox_statuses():
+        click.echo(f"{status.name:<7} {'works' if status.works else 'no':<6} {status.detail}")
+
+
 def _add_subcommands() -> None:
     from harness.judge_cli import judge
     from harness.leaderboard_cli import leaderboard
