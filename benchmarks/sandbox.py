@@ -2,8 +2,9 @@
 
 In one process, interleaved: `true`, `echo hi` and `python3 -c pass` (the same binaries under
 /usr) run REPS times each through `BwrapSandboxEnvironment.exec` (a fresh bwrap with its
-namespaces and prlimit per command) and as a plain asyncio subprocess on the host. Prints the medians, the overhead per command (sandbox −
-host) and the ratio, and the time of `sample_init` + `sample_cleanup` (a sample's start-up).
+namespaces and prlimit per command) and as a plain asyncio subprocess on the host. Prints the
+medians, the overhead per command (sandbox − host) and the ratio, and the time of `sample_init`
+plus `sample_cleanup` (a sample's start-up).
 Target (issue 8): under 50 ms of overhead per command.
 
 Usage: python benchmarks/sandbox.py [--reps 30]

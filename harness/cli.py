@@ -127,11 +127,13 @@ def _add_subcommands() -> None:
     from harness.leaderboard_cli import leaderboard
     from harness.sage_cli import sage
     from harness.suco_cli import suco
+    from harness.swe_validate import validate
 
     main.add_command(judge)
     main.add_command(leaderboard)
     main.add_command(sage)
     main.add_command(suco)
+    main.add_command(validate)
 
 
 _add_subcommands()

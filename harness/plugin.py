@@ -12,4 +12,5 @@ from harness.suites.arith import arith, first_integer_match  # noqa: F401
 from harness.suites.k_parity import k_parity  # noqa: F401
 from harness.suites.l2a_recall import l2a_queries, l2a_recall  # noqa: F401
 from harness.suites.lokra import lokra_fit, lokra_transfer  # noqa: F401
+from harness.suites.swe_rebench import swe_rebench  # noqa: F401
 from harness.suites.team import team  # noqa: F401

@@ -32,6 +32,7 @@ def all_suites() -> dict[str, Suite]:
     from harness.suites.k_parity import k_parity
     from harness.suites.l2a_recall import l2a_queries, l2a_recall
     from harness.suites.lokra import lokra_fit, lokra_transfer
+    from harness.suites.swe_rebench import swe_rebench
     from harness.suites.team import team
 
     suites = [
@@ -54,6 +55,11 @@ def all_suites() -> dict[str, Suite]:
             (team,),
             "TEAM vs vanilla block decoding on a tiny block-diffusion MoE (trains its own)",
             default_model="none/none",
+        ),
+        Suite(
+            "swe-rebench",
+            (swe_rebench,),
+            "SWE-rebench V2 repository tasks: a candidate diff and hidden tests, run in bwrap",
         ),
         Suite(
             "l2a-recall",
