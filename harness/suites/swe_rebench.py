@@ -36,6 +36,7 @@ from inspect_ai.util import token_limit as token_limit_of
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
 from harness.sandbox import BwrapConfig
+from harness.sandbox.doctor import require_sandbox
 from harness.swe.editor_tool import sandbox_text_editor
 from harness.swe.repos import materialise
 from harness.swe.runner import WORK, copy_into_sandbox, root_commit, run_candidate
@@ -152,6 +153,30 @@ def task_from_metadata(metadata: dict[str, Any]) -> SweTask:
 def task_sample(task: SweTask, mode: SolverMode = "patch") -> Sample:
     """One sample for one task: id = instance_id, input = the prompt."""
     return Sample(id=task.instance_id, input=task_prompt(task, mode), metadata=_metadata(task))
+
+
+_COMPOSE = """\
+services:
+  default:
+    image: {image}
+    command: tail -f /dev/null
+    working_dir: /work
+    network_mode: none
+    mem_limit: 2g
+    cpus: 1
+"""
+
+
+def with_docker_image(sample: Sample, task: SweTask) -> Sample:
+    """The sample in inspect's docker sandbox, from the task's image (a compose file per image)."""
+    from inspect_ai.util import SandboxEnvironmentSpec
+
+    folder = Path(tempfile.gettempdir()) / "harness-swe-compose"
+    folder.mkdir(exist_ok=True)
+    compose = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', task.image_name)}.yaml"
+    compose.write_text(_COMPOSE.format(image=task.image_name), encoding="utf-8")
+    sample.sandbox = SandboxEnvironmentSpec("docker", str(compose))
+    return sample
 
 
 def extract_patch(completion: str) -> str:
@@ -286,6 +311,7 @@ def swe_rebench(
     token_limit: int = 200_000,
     time_limit: int = 1800,
     quality: str = "none",
+    sandbox: str = "bwrap",
 ) -> Task:
     """SWE-rebench V2 tasks from the data folder, run and scored in a bwrap sandbox.
 
@@ -301,6 +327,9 @@ def swe_rebench(
         quality: none; authors (keep the tasks the authors' metadata codes "A"); or
             judges:MODEL,MODEL,... (an LLM-judge ensemble classifies each task with the issue
             codes; tasks whose majority is not "A" are dropped, agreement in the log).
+        sandbox: bwrap (default), or docker where an engine runs: each sample then gets the
+            task's own `image_name` through inspect's docker sandbox (no network, 1 CPU, 2 GB,
+            as the authors' RL wrapper; written for engines we could not test here).
 
     """
     if criterion not in CRITERIA:
@@ -312,8 +341,13 @@ def swe_rebench(
             f"unknown solver '{solver}'; pass -T solver= one of: {', '.join(SOLVERS)}"
         )
     mode: SolverMode = "patch" if solver == "patch" else "agent"
+    if sandbox not in ("bwrap", "docker"):
+        raise HarnessUsageError(f"unknown sandbox {sandbox!r}; pass -T sandbox=bwrap or docker")
+    require_sandbox(sandbox)  # docker without an engine: one line naming bwrap
     tasks, quality_meta = filter_quality(load_swe_tasks(data_dir, instances), quality)
     samples = [task_sample(t, mode) for t in tasks]
+    if sandbox == "docker":
+        samples = [with_docker_image(s, t) for s, t in zip(samples, tasks, strict=True)]
     if mode == "patch":
         steps = [bind_sample(), generate(), patch_from_completion()]
     else:
@@ -329,7 +363,9 @@ def swe_rebench(
         setup=swe_setup(data_dir),
         solver=steps,
         scorer=swe_resolved(criterion=criterion, timeout=timeout),  # type: ignore[arg-type]
-        sandbox=("bwrap", BwrapConfig(timeout=timeout, cpu_seconds=timeout)),
+        sandbox=("bwrap", BwrapConfig(timeout=timeout, cpu_seconds=timeout))
+        if sandbox == "bwrap"
+        else None,
         metadata={
             "harness_suite": "swe-rebench",
             "criterion": criterion,

@@ -3,6 +3,8 @@ reason recorded, and the other samples of the run go on."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
@@ -19,6 +21,14 @@ COMMANDS = {
     "timeout": "sleep 30",
     "huge-file": "head -c 200M /dev/zero > big",
     "memory": 'python3 -c "x = bytearray(3 * 1024 ** 3)"',
+    "fork-bomb": (
+        'python3 -c "import os, time\n'
+        "for _ in range(5000):\n"
+        "    if os.fork() == 0:\n"
+        '        time.sleep(30); os._exit(0)"'
+    ),
+    "write-outside": "echo pwned > /usr/pwned && echo pwned > /etc/pwned",
+    "read-home": "cat ~root/.bashrc /root/.bashrc",
     "after": "cat out.txt 2>/dev/null || echo fresh",  # a new sample: a fresh work folder
 }
 
@@ -78,5 +88,9 @@ def test_limits_score_the_sample_wrong_and_the_run_goes_on(tmp_path):
     assert reasons["huge-file"] == "limit: file size"
     assert reasons["memory"] == "limit: memory"
     assert reasons["network"] is not None  # unreachable: a failed command, never a connection
-    for bad in ("network", "timeout", "huge-file", "memory"):
+    assert reasons["fork-bomb"] == "limit: processes"
+    assert reasons["write-outside"] is not None and reasons["read-home"] is not None
+    assert not Path("/usr/pwned").exists() and not Path("/etc/pwned").exists()
+    for bad in ("network", "timeout", "huge-file", "memory", "fork-bomb", "write-outside",
+                "read-home"):  # fmt: skip
         assert values[bad] == INCORRECT, (bad, reasons[bad])

@@ -259,3 +259,21 @@ def test_suite_runs_through_harness_eval(fixture_dir: Path, tmp_path: Path) -> N
                                     data_dir=str(fixture_dir), log_dir=str(tmp_path / "logs"),
                                     display="none"))  # fmt: skip
     assert ok and rows[0].n == len(tasks) and rows[0].errors == 0 and rows[0].value == 1.0
+
+
+def test_docker_without_an_engine_names_bwrap_and_samples_get_their_image(
+    fixture_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.sandbox import doctor
+    from harness.suites.swe_rebench import task_sample, with_docker_image
+
+    monkeypatch.setattr(doctor, "docker_available", lambda: "no docker engine runs here (test)")
+    with pytest.raises(HarnessUsageError, match="use the bwrap sandbox instead"):
+        swe_rebench(data_dir=str(fixture_dir), sandbox="docker")
+    with pytest.raises(HarnessUsageError, match="unknown sandbox"):
+        swe_rebench(data_dir=str(fixture_dir), sandbox="vm")
+    task = load_swe_tasks(str(fixture_dir))[0]
+    sample = with_docker_image(task_sample(task), task)
+    assert sample.sandbox.type == "docker"
+    compose = Path(sample.sandbox.config).read_text()
+    assert f"image: {task.image_name}" in compose and "network_mode: none" in compose
