@@ -51,10 +51,10 @@ Formats:
     of failing tests repeats earlier lines, and is skipped.
 `parse_log_jest`
     Jest's per-test lines, printed with `--verbose` (and by default when one test file runs):
-    `✓ name (3 ms)`, `✕ name`, `○ skipped name` and `✎ todo name` (both SKIPPED). Describe blocks
-    are the indented lines above them. Jest's failure headers, such as
-    `● Outer › inner › name`, also count as FAILED. These headers are all that Jest's default
-    output shows when several files run, so passing tests are missing from such a log.
+    `✓ name (3 ms)`, `✕ name`, `○ skipped name` and `✎ todo name` (both SKIPPED). The name is
+    the bare title (see "Nested names" below). Jest's failure headers, such as
+    `● Outer › inner › name`, also count as FAILED, for `name`. These headers are all that Jest's
+    default output shows when several files run, so passing tests are missing from such a log.
 `parse_log_go_test`
     `go test -v ./...`: `--- PASS: TestX (0.00s)`, `--- FAIL: TestY (0.01s)`,
     `--- SKIP: TestZ (0.00s)`. Subtests are indented and named as Go names them, `TestX/sub_case`.
@@ -65,9 +65,11 @@ Formats:
     `make check` prints these, and the shipped C fixture uses them. Automake's other results
     (`SKIP`, `XFAIL`, `XPASS`, `ERROR`) are not recorded, so those tests are missing.
 
-Nested names: the node and Jest parsers join the names of enclosing suites, describe blocks and
-parent tests to the test's own name with " › ". This is how Jest names a test in its failure
-headers, for example `Outer › inner › name`. Go already prints full subtest names.
+Nested names: the node parser joins the names of enclosing suites and parent tests to the test's
+own name with " › ". Jest tests are named by their bare title, without their describe blocks, as
+the authors' V2 parsers name them (the dataset's FAIL_TO_PASS lists come from those), so equal
+titles in two describe blocks share one entry; a failure header `● Outer › inner › name` counts
+for `name`. Go already prints full subtest names.
 """
 
 from __future__ import annotations
@@ -381,37 +383,30 @@ _JEST_NOT_TESTS: Final = frozenset({"Test suite failed to run", "Console"})
 
 
 def _jest_pairs(log: str) -> Iterable[tuple[str, str]]:
-    stack: list[_Frame] = []
     in_results = False  # inside the indented per-test block under a PASS or FAIL file line
     for line in _lines(log):
         if _JEST_FILE_RE.match(line):
-            in_results, stack = True, []
+            in_results = True
             continue
         if match := _JEST_FAILURE_RE.match(line):
             in_results = False
-            if match["name"] not in _JEST_NOT_TESTS:
-                yield match["name"], FAILED
+            if match["name"] not in _JEST_NOT_TESTS:  # "Outer › inner › title": the title
+                yield match["name"].rsplit(NESTED_SEPARATOR, 1)[-1], FAILED
             continue
         if not line.strip():
             in_results = False
-        if not in_results:
-            continue
-        indent = _indent(line)
-        if match := _JEST_TEST_RE.match(line):
+        if in_results and (match := _JEST_TEST_RE.match(line)):
             title, mark = match["title"], match["mark"]
             if mark in _JEST_MARKS:
                 status = _JEST_MARKS[mark]
             else:
                 status = SKIPPED
                 title = title.removeprefix("skipped " if mark == "○" else "todo ")
-            yield _nested_name(stack, indent, title), status
-        elif indent > 0:
-            _close_frames(stack, indent)
-            stack.append(_Frame(indent, line.strip()))
+            yield title, status
 
 
 def parse_log_jest(log: str) -> dict[str, str]:
-    """Parse Jest's verbose lines and failure headers into "Outer › inner › test" → status."""
+    """Parse Jest's verbose lines and failure headers into test title → status."""
     return _collect(_jest_pairs(log))
 
 

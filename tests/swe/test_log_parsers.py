@@ -95,19 +95,19 @@ NODE_TEST = {
 }
 
 # test.each: 1*2 == 2 passes, 2*2 == 5 fails. "slow test" loses its "(30 ms)" timing.
-JEST_VERBOSE = {
-    "Calculator › adds numbers": PASSED,
-    "Calculator › subtracts wrongly": FAILED,
-    "Calculator › division › divides evenly": PASSED,
-    "Calculator › division › divides by zero": SKIPPED,
-    "Calculator › division › doubles 1 to 2": PASSED,
-    "Calculator › division › doubles 2 to 5": FAILED,
+JEST_VERBOSE = {  # bare titles, as the authors' parsers name Jest tests (describe blocks dropped)
+    "adds numbers": PASSED,
+    "subtracts wrongly": FAILED,
+    "divides evenly": PASSED,
+    "divides by zero": SKIPPED,
+    "doubles 1 to 2": PASSED,
+    "doubles 2 to 5": FAILED,
     "top-level passes": PASSED,
     "write more tests": SKIPPED,
     "slow test": PASSED,
-    "Other › works": PASSED,
-    "Other › also fails": FAILED,
-    "Logger › prints": PASSED,
+    "works": PASSED,
+    "also fails": FAILED,
+    "prints": PASSED,
 }
 # Without --verbose and with three files, Jest prints only the failures' headers.
 JEST_DEFAULT = {name: status for name, status in JEST_VERBOSE.items() if status == FAILED}
