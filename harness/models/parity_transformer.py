@@ -51,13 +51,18 @@ class SelfAttention(nn.Module):
         self.n_head = cfg.n_head
         self.causal = cfg.causal
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Attend over the sequence."""
+    def forward(self, x: torch.Tensor, query: int | None = None) -> torch.Tensor:
+        """Attend over the sequence: every position (B, T, C), or only `query` (B, 1, C)."""
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)  # (B, T, C) each
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
-        return self.proj(y.transpose(1, 2).reshape(b, t, c))
+        if query is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
+        else:  # one query row; causally it sees the keys up to itself, so no mask is left
+            keys = query + 1 if self.causal else t
+            q, k, v = q[:, :, query : query + 1], k[:, :, :keys], v[:, :, :keys]
+            y = F.scaled_dot_product_attention(q, k, v)  # (B, nh, 1, hs)
+        return self.proj(y.transpose(1, 2).reshape(b, y.shape[2], c))
 
 
 class Block(nn.Module):
@@ -74,9 +79,10 @@ class Block(nn.Module):
             nn.Linear(4 * cfg.d_model, cfg.d_model),
         )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Residual attention then residual MLP."""
-        x = x + self.attn(self.ln1(x))
+    def forward(self, x: torch.Tensor, query: int | None = None) -> torch.Tensor:
+        """Residual attention then residual MLP, at every position or only at `query`."""
+        rows = x if query is None else x[:, query : query + 1]
+        x = rows + self.attn(self.ln1(x), query)
         return x + self.mlp(self.ln2(x))
 
 
@@ -105,8 +111,26 @@ class ParityTransformer(nn.Module):
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Logits over {0, 1} at every position: (B, T) tokens -> (B, T, 2)."""
-        t = idx.shape[1]
-        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))  # (B, T, C)
+        x = self._embed(idx)
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln_f(x))
+
+    def logits_at(self, idx: torch.Tensor, position: int) -> torch.Tensor:
+        """Logits at one position only: (B, T) tokens -> (B, 2), as `forward(idx)[:, position]`.
+
+        The last block computes that position's row alone (its query, MLP and head), which is
+        what evaluation needs: about half the cost of a full forward with two blocks.
+        """
+        if not -idx.shape[1] <= position < idx.shape[1]:
+            raise IndexError(f"position {position} is outside a sequence of {idx.shape[1]}")
+        position %= idx.shape[1]
+        x = self._embed(idx)
+        for block in self.blocks[:-1]:
+            x = block(x)
+        x = self.blocks[-1](x, position)  # (B, 1, C)
+        return self.head(self.ln_f(x))[:, 0]
+
+    def _embed(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        return self.tok(idx) + self.pos(torch.arange(t, device=idx.device))  # (B, T, C)

@@ -27,7 +27,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.k_parity_schedules import make_schedule
-from harness.suites.k_parity_train import RunConfig, train_run
+from harness.suites.k_parity_train import RunConfig, train_run_dict
 from harness.suites.training_pool import run_training
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -65,18 +65,13 @@ def arm_config(arm: str, seed: int, settings: dict[str, Any]) -> RunConfig:
     return RunConfig("md", schedules[arm](), seed, **settings)
 
 
-def _train(cfg: RunConfig) -> dict[str, Any]:
-    """Worker entry point: train, return a dict."""
-    return train_run(cfg).as_dict()
-
-
 @solver
 def train_parity(workers: int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cfg = arm_config(state.metadata["arm"], state.metadata["seed"], state.metadata["settings"])
-        result = await run_training(workers, _train, cfg)
+        result = await run_training(workers, train_run_dict, cfg)
         state.metadata["run"] = result
         state.output = ModelOutput.from_content(
             model="k-parity",

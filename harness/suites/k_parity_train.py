@@ -76,13 +76,13 @@ class RunResult:
 
 def _accuracy(model: ParityTransformer, rows: torch.Tensor, objective: str) -> float:
     n = rows.shape[1] - 1
-    with torch.no_grad():
+    with torch.inference_mode():
         if objective == "ar":
-            logits = model(rows[:, :n])[:, n - 1]  # (N, 2): the label after the bits
+            logits = model.logits_at(rows[:, :n], n - 1)  # (N, 2): the label after the bits
         else:
             masked = rows.clone()
             masked[:, n] = MASK
-            logits = model(masked)[:, n]  # (N, 2)
+            logits = model.logits_at(masked, n)  # (N, 2)
     return float((logits.argmax(-1) == rows[:, n]).float().mean())
 
 
@@ -150,3 +150,11 @@ def train_run(cfg: RunConfig, data: ParityData | None = None) -> RunResult:
         seconds=time.perf_counter() - start,
         secret=data.secret,
     )
+
+
+def train_run_dict(cfg: RunConfig) -> dict[str, Any]:
+    """Worker entry point: train, return a dict.
+
+    It lives here, not in the suite, so that a spawned worker imports torch and not inspect.
+    """
+    return train_run(cfg).as_dict()

@@ -1,5 +1,6 @@
 """k-parity: data, determinism, the suite end to end, and its report section."""
 
+import pytest
 import torch
 from inspect_ai.log import read_eval_log
 
@@ -92,3 +93,23 @@ def test_model_uses_nanogpt_initialisation():
     assert abs(model.blocks[1].mlp[2].weight.std().item() - residual_std) < 0.001
     assert abs(model.blocks[0].attn.proj.weight.std().item() - residual_std) < 0.002
     assert model.blocks[0].attn.qkv.bias.abs().max().item() == 0.0
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_logits_at_one_position_equal_the_full_forward(causal):
+    from harness.models.parity_transformer import ParityModelConfig, ParityTransformer
+
+    torch.manual_seed(0)
+    model = ParityTransformer(ParityModelConfig(13, d_model=32, n_layer=3, n_head=4, causal=causal))
+    for p in model.parameters():  # away from the initialisation's near-zero outputs
+        torch.nn.init.normal_(p, std=0.3)
+    idx = torch.randint(0, 3, (64, 13))
+    full = model(idx)  # (64, 13, 2)
+    for position in (0, 5, 12, -1):
+        one = model.logits_at(idx, position)
+        assert one.shape == (64, 2)
+        torch.testing.assert_close(one, full[:, position], atol=1e-5, rtol=1e-5)
+    short = idx[:, :7]  # a causal model's prefix: the label is predicted after the bits
+    torch.testing.assert_close(model.logits_at(short, 6), model(short)[:, 6], atol=1e-5, rtol=1e-5)
+    with pytest.raises(IndexError, match="outside"):
+        model.logits_at(idx, 13)
