@@ -1,8 +1,9 @@
-"""The `harness` command: `eval` and `suites` (more subcommands arrive with their issues)."""
+"""The `harness` command: eval, report, suites and doctor; other subcommands load lazily."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import sys
 
@@ -10,8 +11,34 @@ import click
 
 from harness.errors import exit_on_usage_error
 
+# Subcommands in modules of their own, imported when first used: importing this module stays
+# cheap, which matters to every process that the training pools spawn (spawn imports the
+# `harness` script's module again in each worker).
+LAZY_SUBCOMMANDS = {
+    "judge": "harness.judge_cli:judge",
+    "leaderboard": "harness.leaderboard_cli:leaderboard",
+    "sage": "harness.sage_cli:sage",
+    "suco": "harness.suco_cli:suco",
+    "validate": "harness.swe_validate:validate",
+}
 
-@click.group()
+
+class LazyGroup(click.Group):
+    """A click group that imports the subcommands named in `LAZY_SUBCOMMANDS` on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Eager and lazy subcommands, sorted."""
+        return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The subcommand, importing its module if it is a lazy one."""
+        if cmd_name in LAZY_SUBCOMMANDS and cmd_name not in self.commands:
+            module, attr = LAZY_SUBCOMMANDS[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup)
 @click.version_option(package_name="harness")
 def main() -> None:
     """Evaluate language models with intervals, paired tests and honest error counts."""
@@ -121,22 +148,6 @@ def doctor_command() -> None:
     for status in sandbox_statuses():
         click.echo(f"{status.name:<7} {'works' if status.works else 'no':<6} {status.detail}")
 
-
-def _add_subcommands() -> None:
-    from harness.judge_cli import judge
-    from harness.leaderboard_cli import leaderboard
-    from harness.sage_cli import sage
-    from harness.suco_cli import suco
-    from harness.swe_validate import validate
-
-    main.add_command(judge)
-    main.add_command(leaderboard)
-    main.add_command(sage)
-    main.add_command(suco)
-    main.add_command(validate)
-
-
-_add_subcommands()
 
 if __name__ == "__main__":
     main()
