@@ -38,12 +38,11 @@ demo: $(CORE)
 	@cat $(DEMO_DIR)/report.md
 
 test: $(DEV)
-	# Debian's chromium for the leaderboard's browser tests; if it cannot be installed, those
-	# tests fail and print the reason kept in $(VENV)/browser-install.log
-	scripts/install-browser.sh > $(VENV)/browser-install.log 2>&1 || cat $(VENV)/browser-install.log
-	# Debian's bubblewrap for the bwrap sandbox; if it cannot be installed, its tests fail with the
-	# reason, and the install's output is kept in $(VENV)/bwrap-install.log
-	scripts/install-bwrap.sh > $(VENV)/bwrap-install.log 2>&1 || cat $(VENV)/bwrap-install.log
+	# Debian's chromium (the leaderboard's browser tests) and bubblewrap (the bwrap sandbox); if
+	# they cannot be installed, the tests that need them fail and print the reason kept in
+	# $(VENV)/debian-install.log
+	scripts/install-debian-packages.sh chromium=chromium bwrap=bubblewrap \
+		> $(VENV)/debian-install.log 2>&1 || cat $(VENV)/debian-install.log
 	$(VENV)/bin/ruff check --output-format concise harness tests benchmarks
 	$(VENV)/bin/ruff format --check harness tests benchmarks
 	# slow tests (Monte-Carlo coverage, about a minute) fit in CI, so they run here too;

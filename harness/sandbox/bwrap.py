@@ -82,7 +82,7 @@ def bwrap_argv(
 def bwrap_available() -> str | None:
     """Return None when a bwrap sandbox can run here, else a one-line reason why not."""
     if shutil.which("bwrap") is None:
-        return "bwrap is not installed; run scripts/install-bwrap.sh (apt-get install bubblewrap)"
+        return "bwrap is not installed; run scripts/install-debian-packages.sh bwrap=bubblewrap"
     if shutil.which("prlimit") is None:
         return "prlimit is missing; install util-linux"
     with tempfile.TemporaryDirectory(prefix="harness-bwrap-check-") as work:

@@ -1,7 +1,7 @@
 """Browser helpers for tests: serve a site folder, and drive Debian's chromium with Playwright.
 
-Playwright drives `/usr/bin/chromium` (installed by `scripts/install-browser.sh`); it never
-downloads browsers of its own. A missing browser or Playwright fails the test, naming the fix.
+Playwright drives `/usr/bin/chromium` (installed by `scripts/install-debian-packages.sh`); it
+never downloads browsers of its own. A missing browser or Playwright fails the test, naming the fix.
 """
 
 from __future__ import annotations
@@ -45,13 +45,16 @@ def served(site: Path) -> Iterator[str]:
 def chromium_page() -> Iterator[Page]:
     """A Playwright page in headless Debian chromium, closed afterwards."""
     if not CHROMIUM.is_file() or shutil.which(str(CHROMIUM)) is None:
-        log = Path(__file__).parents[2] / ".venv" / "browser-install.log"
+        log = Path(__file__).parents[2] / ".venv" / "debian-install.log"
         why = f"; the install said: {log.read_text()[-600:]}" if log.is_file() else ""
-        pytest.fail(f"{CHROMIUM} not found; run scripts/install-browser.sh{why}", pytrace=False)
+        pytest.fail(
+            f"{CHROMIUM} not found; run scripts/install-debian-packages.sh chromium=chromium{why}",
+            pytrace=False,
+        )
     if importlib.util.find_spec("playwright") is None:
         pytest.fail(
             "playwright is not installed; `make test` installs it (dev extra), and "
-            "scripts/install-browser.sh installs the chromium it drives",
+            "scripts/install-debian-packages.sh installs the chromium it drives",
             pytrace=False,
         )
     from playwright.sync_api import sync_playwright

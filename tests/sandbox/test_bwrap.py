@@ -22,7 +22,7 @@ SMALL = BwrapConfig(memory_mb=1024, max_processes=64, max_file_mb=10, cpu_second
 
 @pytest.fixture(scope="module", autouse=True)
 def _require_bwrap() -> None:
-    # CI installs bwrap (scripts/install-bwrap.sh): a missing one fails, it is never skipped
+    # CI installs bwrap (scripts/install-debian-packages.sh); a missing one fails, never skips
     reason = bwrap_available()
     if reason is not None:
         pytest.fail(f"bwrap sandbox unavailable: {reason}")
