@@ -29,7 +29,8 @@ from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from inspect_ai.tool import bash
 from inspect_ai.util import message_limit as message_limit_of
-from inspect_ai.util import sandbox, store
+from inspect_ai.util import sandbox as sample_sandbox
+from inspect_ai.util import store
 from inspect_ai.util import time_limit as time_limit_of
 from inspect_ai.util import token_limit as token_limit_of
 
@@ -195,8 +196,8 @@ def swe_setup(data_dir: str | None = None) -> Solver:
         with tempfile.TemporaryDirectory(prefix="harness-swe-") as scratch:
             repo = Path(scratch) / "repo"
             materialise(task, data_dir, repo)
-            await copy_into_sandbox(sandbox(), repo)
-        store().set(BASE_KEY, await root_commit(sandbox()))
+            await copy_into_sandbox(sample_sandbox(), repo)
+        store().set(BASE_KEY, await root_commit(sample_sandbox()))
         return state
 
     return solve
@@ -218,9 +219,9 @@ def patch_from_worktree() -> Solver:
     """Take the candidate diff from the sandbox's `/work`, against the base commit."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        base = store().get(BASE_KEY) or await root_commit(sandbox())
-        await sandbox().exec(["git", "add", "-A"], cwd=WORK, timeout=300)
-        done = await sandbox().exec(
+        base = store().get(BASE_KEY) or await root_commit(sample_sandbox())
+        await sample_sandbox().exec(["git", "add", "-A"], cwd=WORK, timeout=300)
+        done = await sample_sandbox().exec(
             ["git", "diff", "--cached", "--binary", base], cwd=WORK, timeout=300
         )
         store().set(CANDIDATE_KEY, done.stdout if done.success else "")
@@ -241,7 +242,7 @@ def swe_resolved(criterion: Criterion = "standard", timeout: int = 600) -> Any:
         if candidate is None:
             candidate = extract_patch(state.output.completion)
         run = await run_candidate(
-            sandbox(),
+            sample_sandbox(),
             task,
             candidate,
             criterion=criterion,

@@ -40,25 +40,35 @@ class ToolScript(ModelAPI):
         return _SCRIPT.pop(0)
 
 
-def test_agent_applies_a_fix_with_bash_and_is_resolved(tmp_path: Path) -> None:
+def _mathlib_task(tmp_path: Path) -> Any:
     if (why := bwrap_available()) is not None:
         pytest.fail(f"bwrap sandbox unavailable: {why}")
     make_fixture_tasks(tmp_path)
-    task = next(t for t in load_swe_tasks(str(tmp_path)) if t.instance_id == "fixture__mathlib-1")
-    cmd = (f"cd /work && printf %s {shlex.quote(task.patch)} > /tmp/fix.diff && "
-           "git apply /tmp/fix.diff && git status --short")  # fmt: skip
-    _SCRIPT[:] = [
-        ModelOutput.for_tool_call("toolscript/agent", "bash", {"command": cmd}),
-        ModelOutput.for_tool_call("toolscript/agent", "submit", {"answer": "fixed"}),
-    ]
+    return next(t for t in load_swe_tasks(str(tmp_path)) if t.instance_id == "fixture__mathlib-1")
+
+
+def _run_agent(tmp_path: Path, instance_id: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    """Run the agent solver on one task with `calls` as the model's tool calls; its sample."""
+    _SCRIPT[:] = [ModelOutput.for_tool_call("toolscript/agent", name, args) for name, args in calls]
     _SEEN.clear()
     (log,) = inspect_eval(
-        swe_rebench(data_dir=str(tmp_path), solver="agent", instances=task.instance_id),
+        swe_rebench(data_dir=str(tmp_path), solver="agent", instances=instance_id),
         model="toolscript/agent", display="none", log_dir=str(tmp_path / "logs"),
     )  # fmt: skip
     assert log.status == "success", log.error
+    assert not _SCRIPT  # every scripted call was made
     (sample,) = log.samples
-    assert "bash" in _SEEN[0] and not _SCRIPT  # the agent was offered bash and used the script
+    return sample
+
+
+def test_agent_applies_a_fix_with_bash_and_is_resolved(tmp_path: Path) -> None:
+    task = _mathlib_task(tmp_path)
+    cmd = (f"cd /work && printf %s {shlex.quote(task.patch)} > /tmp/fix.diff && "
+           "git apply /tmp/fix.diff && git status --short")  # fmt: skip
+    sample = _run_agent(
+        tmp_path, task.instance_id, [("bash", {"command": cmd}), ("submit", {"answer": "fixed"})]
+    )
+    assert "bash" in _SEEN[0]  # the agent was offered bash
     tool_out = [m for m in sample.messages if m.role == "tool"]
     assert tool_out and "M mathlib/stats.py" in tool_out[0].text  # the edit happened in /work
     score = sample.scores["swe_resolved"]
@@ -67,31 +77,17 @@ def test_agent_applies_a_fix_with_bash_and_is_resolved(tmp_path: Path) -> None:
 
 
 def test_agent_fixes_the_bug_with_the_text_editor(tmp_path: Path) -> None:
-    if (why := bwrap_available()) is not None:
-        pytest.fail(f"bwrap sandbox unavailable: {why}")
-    make_fixture_tasks(tmp_path)
-    task = next(t for t in load_swe_tasks(str(tmp_path)) if t.instance_id == "fixture__mathlib-1")
-    edit = {"command": "str_replace", "path": "mathlib/stats.py",
-            "old_str": "xs = list(xs)", "new_str": "xs = sorted(xs)"}  # fmt: skip
+    task = _mathlib_task(tmp_path)
+    view = {"command": "view", "path": "mathlib/stats.py"}
     bad = {"command": "str_replace", "path": "mathlib/stats.py", "old_str": "no such text",
            "new_str": "x"}  # fmt: skip
-    _SCRIPT[:] = [
-        ModelOutput.for_tool_call("toolscript/agent", "text_editor",
-                                  {"command": "view", "path": "mathlib/stats.py"}),
-        ModelOutput.for_tool_call("toolscript/agent", "text_editor", bad),
-        ModelOutput.for_tool_call("toolscript/agent", "text_editor", edit),
-        ModelOutput.for_tool_call("toolscript/agent", "submit", {"answer": "fixed"}),
-    ]  # fmt: skip
-    _SEEN.clear()
-    (log,) = inspect_eval(
-        swe_rebench(data_dir=str(tmp_path), solver="agent", instances=task.instance_id),
-        model="toolscript/agent", display="none", log_dir=str(tmp_path / "logs"),
-    )  # fmt: skip
-    assert log.status == "success", log.error
-    (sample,) = log.samples
-    assert {"bash", "text_editor"} <= set(_SEEN[0]) and not _SCRIPT
-    view, refused, done = [m for m in sample.messages if m.role == "tool"]
-    assert "xs = list(xs)" in view.text and "\t" in view.text  # numbered lines
+    edit = {"command": "str_replace", "path": "mathlib/stats.py",
+            "old_str": "xs = list(xs)", "new_str": "xs = sorted(xs)"}  # fmt: skip
+    calls = [("text_editor", view), ("text_editor", bad), ("text_editor", edit)]
+    sample = _run_agent(tmp_path, task.instance_id, [*calls, ("submit", {"answer": "fixed"})])
+    assert {"bash", "text_editor"} <= set(_SEEN[0])
+    viewed, refused, done = [m for m in sample.messages if m.role == "tool"]
+    assert "xs = list(xs)" in viewed.text and "\t" in viewed.text  # numbered lines
     assert refused.error is not None and "occurs 0 times" in refused.error.message
     assert "replaced 1 occurrence" in done.text
     assert sample.scores["swe_resolved"].value == 1, sample.scores["swe_resolved"].metadata
