@@ -11,6 +11,12 @@ Per arm, over its seeds:
   a sign-flip permutation p-value, Holm-corrected. With a handful of seeds the bootstrap's own
   p-value is far too small (3 seeds allow only 8 sign patterns, so no honest p is below 0.25);
   the permutation test keeps it honest.
+
+Then the paper's two claims in plain words, read off those paired step differences (ours: the
+wording and the thresholds, Holm p < 0.05 for "significant"): whether `md-optimal` and
+`md-fixed` generalise in fewer steps than unweighted `md-uniform` and `md-uniform-inv-t` lags
+all of them; and which way AR against MD came out, with the preset the log ran, since the
+paper's setting is the `paper` preset.
 """
 
 from __future__ import annotations
@@ -62,6 +68,7 @@ class ParityReport:
     arms: tuple[ArmRow, ...]
     pairs: tuple[ArmPair, ...]
     runs: tuple[dict[str, Any], ...]  # per run: arm, seed, steps, train_acc, test_acc, ...
+    claims: tuple[str, ...] = ()  # the paper's claims, which way each came out here
 
 
 def load_runs(location: str) -> list[dict[str, Any]]:
@@ -89,8 +96,10 @@ def _clip01(ci: Interval) -> Interval:
     return replace(ci, low=max(0.0, ci.low), high=min(1.0, ci.high))
 
 
-def build_parity_report(task: str, runs: list[dict[str, Any]]) -> ParityReport:
-    """Per-arm rows and Holm-corrected paired comparisons between arms."""
+def build_parity_report(
+    task: str, runs: list[dict[str, Any]], preset: str | None = None
+) -> ParityReport:
+    """Per-arm rows, Holm-corrected paired comparisons between arms, and the claims' outcome."""
     arms: dict[str, list[dict[str, Any]]] = {}
     for run in sorted(runs, key=lambda r: (r["arm"], r["seed"])):
         arms.setdefault(run["arm"], []).append(run)
@@ -134,7 +143,88 @@ def build_parity_report(task: str, runs: list[dict[str, Any]]) -> ParityReport:
         p_steps = holm([t[3].p_value for t in tests]).adjusted
         for (a, b, acc, steps), pa, ps in zip(tests, p_acc, p_steps, strict=True):
             pairs.append(ArmPair(a, b, acc, steps, pa, ps))
-    return ParityReport(task, tuple(rows), tuple(pairs), tuple(runs))
+    return ParityReport(task, tuple(rows), tuple(pairs), tuple(runs), _claims(pairs, preset))
+
+
+ALPHA = 0.05  # Holm-adjusted p below this reads "significant"
+MD_ARMS = ("md-optimal", "md-fixed", "md-uniform", "md-uniform-inv-t")
+
+
+def _steps_diff(pairs: list[ArmPair], a: str, b: str) -> tuple[float, float, float, float] | None:
+    """Steps a - b (estimate, low, high) and its Holm p, whichever way the pair was stored."""
+    for p in pairs:
+        if (p.arm_a, p.arm_b) == (a, b):
+            return p.steps.estimate, p.steps.low, p.steps.high, p.p_holm_steps
+        if (p.arm_a, p.arm_b) == (b, a):  # 0.0 - x: no "-0" for a zero difference
+            return 0.0 - p.steps.estimate, 0.0 - p.steps.high, 0.0 - p.steps.low, p.p_holm_steps
+    return None
+
+
+def _diff_text(a: str, b: str, diff: tuple[float, float, float, float]) -> str:
+    est, low, high, p = diff
+    return f"{a} − {b} {est:+.0f} [{low:+.0f}, {high:+.0f}] steps, Holm p {p:.2g}"
+
+
+def _verdict(diffs: list[tuple[float, float, float, float]], claimed: int) -> str:
+    """How the differences compare with the claimed sign (-1: fewer steps, +1: more)."""
+    signs = [int(np.sign(d[0])) for d in diffs]
+    agree, against = signs.count(claimed), signs.count(-claimed)
+    level = len(signs) - agree - against
+    if agree == len(signs):
+        way = "same direction as the paper"
+    elif against == len(signs):
+        way = "reversed"
+    else:
+        parts = [("same direction as the paper", agree), ("reversed", against), ("level", level)]
+        way = ", ".join(f"{name} in {n} of {len(signs)}" for name, n in parts if n)
+    significant = sum(d[3] < ALPHA for d in diffs)
+    return f"{way}; " + (
+        "not significant" if significant == 0 else f"significant in {significant} of {len(diffs)}"
+    )
+
+
+def _claims(pairs: list[ArmPair], preset: str | None) -> tuple[str, ...]:
+    """The paper's two claims, which way each came out on this log's arms."""
+
+    def compare(a: str, others: tuple[str, ...]) -> list[tuple[str, Any]]:
+        found = [(b, _steps_diff(pairs, a, b)) for b in others]
+        return [(b, d) for b, d in found if d is not None]
+
+    claims = []
+    window = [(a, _steps_diff(pairs, a, "md-uniform")) for a in ("md-optimal", "md-fixed")]
+    window = [(a, d) for a, d in window if d is not None]
+    if window:
+        diffs = "; ".join(_diff_text(a, "md-uniform", d) for a, d in window)
+        claims.append(
+            "Schedule claim (paper: the window and the fixed rate generalise in fewer steps "
+            f"than unweighted U[0, 1]): {diffs}: {_verdict([d for _, d in window], -1)}."
+        )
+    lags = compare("md-uniform-inv-t", MD_ARMS[:3])
+    if lags:
+        diffs = "; ".join(_diff_text("md-uniform-inv-t", b, d) for b, d in lags)
+        claims.append(
+            "1/t weighting (paper: U[0, 1] weighted by 1/t lags the other schedules): "
+            f"{diffs}: {_verdict([d for _, d in lags], +1)}."
+        )
+    ar = compare("ar", MD_ARMS)
+    if ar:
+        diffs = "; ".join(_diff_text("ar", b, d) for b, d in ar)
+        verdict = _verdict([d for _, d in ar], +1)
+        if verdict.startswith("reversed"):
+            verdict = "AR generalised in fewer steps than every MD arm, the reverse of the " + (
+                "paper's claim" + verdict.removeprefix("reversed")
+            )
+        setting = (
+            "this log is the paper's setting"
+            if preset == "paper"
+            else f"this log is preset '{preset or 'unknown'}', and the paper's setting is the "
+            "'paper' preset, n=20 and k=6"
+        )
+        claims.append(
+            "AR against MD (paper: MD learns without AR's long plateau, so in fewer steps): "
+            f"{diffs}: {verdict} ({setting})."
+        )
+    return tuple(claims)
 
 
 def plot_curves(report: ParityReport, stem: Path) -> list[str]:

@@ -75,7 +75,7 @@ def find_logs(dirs: list[str]) -> list[dict]:
         meta = json.loads(row["metadata"]) if isinstance(row.get("metadata"), str) else {}
         suite = (meta or {}).get("harness_suite") or row["task_name"].split("/")[-1]
         task = row["task_name"].split("/")[-1]
-        latest[(task, row["model"])] = {"suite": suite, "task": task, **row}
+        latest[(task, row["model"])] = {"suite": suite, "task": task, "meta": meta or {}, **row}
     if not latest:
         raise HarnessUsageError("no finished logs found; finish the runs with `harness eval`")
     return list(latest.values())
@@ -104,7 +104,8 @@ def build_report(dirs: list[str]) -> ReportData:
         scores += summarize_log(log["log"], log["suite"], log["task"], log["model"])
         if log["suite"] == "k-parity":
             label = f"{log['task']} ({Path(log['log']).name})"
-            parity.append(build_parity_report(label, load_runs(log["log"])))
+            preset = log["meta"].get("preset")
+            parity.append(build_parity_report(label, load_runs(log["log"]), preset))
             continue  # one model (none); its arms are compared below instead
         if log["suite"] == "lokra":
             label = f"{log['task']} ({Path(log['log']).name})"

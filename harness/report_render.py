@@ -83,10 +83,12 @@ def to_markdown(
 
     pairs = table(*_pair_table(data)) if data.pairs else "(no two models share a task)"
     parity = "".join(
-        f"\n### {caption}\n\n{table(head, rows)}\n"
+        "".join(f"\n### {caption}\n\n{table(head, rows)}\n" for caption, head, rows in
+                parity_tables(report))
+        + (f"\n{PARITY_CLAIMS}:\n\n" + "".join(f"- {c}\n" for c in report.claims)
+           if report.claims else "")
         for report in data.parity
-        for caption, head, rows in parity_tables(report)
-    )
+    )  # fmt: skip
     curves = "".join(
         f"\n![k-parity learning curves, one panel per arm, one line per seed]({name})\n"
         for name in plot_names
@@ -107,6 +109,11 @@ def to_markdown(
         )
     )
 
+
+PARITY_CLAIMS = (
+    "What it shows (steps to 0.99 paired by seed, a seed that never generalises counted as the "
+    "budget; 95% intervals)"
+)
 
 # The sections of suites that compare arms of a method: (title, the ReportData field holding
 # its reports, tables function, caption of the checks, alt text of the plots, plot function and
@@ -195,7 +202,17 @@ def to_html(
         + f'<img alt="Forest plot of each score with its 95% interval" '
         f'src="data:image/png;base64,{img}">'
         + table("Paired comparisons (Holm-corrected over each task's pairs)", *_pair_table(data))
-        + "".join(table(*t) for report in data.parity for t in parity_tables(report))
+        + "".join(
+            "".join(table(*t) for t in parity_tables(report))
+            + (
+                f"<p>{PARITY_CLAIMS}:</p><ul>"
+                + "".join(f"<li>{html.escape(c)}</li>" for c in report.claims)
+                + "</ul>"
+                if report.claims
+                else ""
+            )
+            for report in data.parity
+        )  # fmt: skip
         + "".join(
             f'<img alt="k-parity learning curves, one panel per arm" '
             f'src="data:image/png;base64,{base64.b64encode(png).decode()}">'

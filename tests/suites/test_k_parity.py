@@ -67,6 +67,10 @@ def test_suite_end_to_end_with_report(tmp_path):
     assert any(p.endswith(".svg") for p in written) and any(p.endswith(".png") for p in written)
     text = (tmp_path / "out" / "report.md").read_text()
     assert "median steps to 0.99" in text and "k-parity learning curves" in text
+    assert "AR against MD" in text and "this log is preset 'quick'" in text  # the claim, plainly
+    html = tmp_path / "out" / "report.html"
+    write_report(report, str(html), "html")
+    assert "AR against MD" in html.read_text()
 
 
 def test_parallel_workers(tmp_path):
@@ -113,3 +117,45 @@ def test_logits_at_one_position_equal_the_full_forward(causal):
     torch.testing.assert_close(model.logits_at(short, 6), model(short)[:, 6], atol=1e-5, rtol=1e-5)
     with pytest.raises(IndexError, match="outside"):
         model.logits_at(idx, 13)
+
+
+def _synthetic_runs(hits: dict[str, list[int | None]], budget: int = 1500) -> list[dict]:
+    runs = []
+    for arm, arm_hits in hits.items():
+        for seed, hit in enumerate(arm_hits):
+            last = hit or budget
+            runs.append({"arm": arm, "seed": seed, "steps_to_generalize": hit,
+                         "steps": [50, last], "train_acc": [0.5, 1.0],
+                         "test_acc": [0.5, 1.0 if hit else 0.5],
+                         "final_test_acc": 1.0 if hit else 0.5})  # fmt: skip
+    return runs
+
+
+def test_report_says_which_way_each_claim_came_out():
+    from harness.parity_report import build_parity_report
+
+    # 10 seeds: AR fastest, the window next, U[0, 1] never; 10 equal signs give p ~ 2/1024,
+    # which stays under 0.05 after Holm over the 6 pairs
+    runs = _synthetic_runs({
+        "ar": [100, 150, 100, 200, 100, 150, 100, 250, 100, 150],
+        "md-optimal": [400, 500, 450, 400, 600, 500, 400, 450, 500, 400],
+        "md-uniform": [None] * 10,
+        "md-uniform-inv-t": [None] * 10,
+    })  # fmt: skip
+    schedule, inv_t, ar = build_parity_report("quick", runs, preset="quick").claims
+    assert "md-optimal − md-uniform" in schedule and "same direction as the paper;" in schedule
+    assert "significant in 1 of 1" in schedule
+    assert "level in 1 of 2" in inv_t and "same direction as the paper in 1 of 2" in inv_t
+    assert "the reverse of the paper's claim" in ar and "preset 'quick'" in ar
+    assert "the paper's setting is the 'paper' preset" in ar
+
+    # MD faster than AR, on the paper preset; the window slower than U[0, 1]
+    runs = _synthetic_runs({
+        "ar": [None, None, 1400],
+        "md-optimal": [900, 1000, 800],
+        "md-uniform": [300, 500, 400],
+    })  # fmt: skip
+    schedule, ar = build_parity_report("paper", runs, preset="paper").claims
+    assert "reversed; not significant" in schedule  # 3 seeds: no p below 0.25
+    assert "ar − md-optimal +" in ar and "same direction as the paper" in ar
+    assert "this log is the paper's setting" in ar
