@@ -1,7 +1,9 @@
 """A small nanoGPT-style transformer for k-parity: causal for AR, bidirectional for MD.
 
 Tokens are the bits 0 and 1 and the mask token M = 2; every target is a bit, so the output head
-has two classes. Pre-LayerNorm blocks, learned positions, GELU MLP of width 4d, and nanoGPT's
+has two classes. Attention on the CPU is `harness.models.small_attention` (batched matmuls,
+faster than the flash kernel at these short sequences), and on CUDA the fused kernel.
+Pre-LayerNorm blocks, learned positions, GELU MLP of width 4d, and nanoGPT's
 initialisation: weights and embeddings N(0, 0.02), biases zero, and the two residual output
 projections of each block N(0, 0.02 / sqrt(2 · n_layer)).
 
@@ -20,6 +22,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from harness.models.small_attention import attention
 
 MASK = 2  # the mask token; 0 and 1 are the bits
 
@@ -57,7 +61,7 @@ class SelfAttention(nn.Module):
         q, k, v = self.qkv(x).split(c, dim=2)  # (B, T, C) each
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
         if query is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)  # (B, nh, T, hs)
+            y = attention(q, k, v, causal=self.causal)  # (B, nh, T, hs)
         else:  # one query row; causally it sees the keys up to itself, so no mask is left
             keys = query + 1 if self.causal else t
             q, k, v = q[:, :, query : query + 1], k[:, :, :keys], v[:, :, :keys]
