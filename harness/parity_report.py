@@ -143,7 +143,7 @@ def build_parity_report(
         p_steps = holm([t[3].p_value for t in tests]).adjusted
         for (a, b, acc, steps), pa, ps in zip(tests, p_acc, p_steps, strict=True):
             pairs.append(ArmPair(a, b, acc, steps, pa, ps))
-    return ParityReport(task, tuple(rows), tuple(pairs), tuple(runs), _claims(pairs, preset))
+    return ParityReport(task, tuple(rows), tuple(pairs), tuple(runs), _claims(pairs, rows, preset))
 
 
 ALPHA = 0.05  # Holm-adjusted p below this reads "significant"
@@ -183,8 +183,12 @@ def _verdict(diffs: list[tuple[float, float, float, float]], claimed: int) -> st
     )
 
 
-def _claims(pairs: list[ArmPair], preset: str | None) -> tuple[str, ...]:
+def _claims(pairs: list[ArmPair], rows: list[ArmRow], preset: str | None) -> tuple[str, ...]:
     """The paper's two claims, which way each came out on this log's arms."""
+    shares = {r.arm: f"{round(r.generalized.estimate * r.seeds)}/{r.seeds}" for r in rows}
+
+    def generalised(arms: list[str]) -> str:
+        return "generalised on " + ", ".join(f"{a} {shares[a]}" for a in arms if a in shares)
 
     def compare(a: str, others: tuple[str, ...]) -> list[tuple[str, Any]]:
         found = [(b, _steps_diff(pairs, a, b)) for b in others]
@@ -197,21 +201,23 @@ def _claims(pairs: list[ArmPair], preset: str | None) -> tuple[str, ...]:
         diffs = "; ".join(_diff_text(a, "md-uniform", d) for a, d in window)
         claims.append(
             "Schedule claim (paper: the window and the fixed rate generalise in fewer steps "
-            f"than unweighted U[0, 1]): {diffs}: {_verdict([d for _, d in window], -1)}."
+            f"than unweighted U[0, 1]): {diffs}: {_verdict([d for _, d in window], -1)} "
+            f"({generalised([a for a, _ in window] + ['md-uniform'])})."
         )
     lags = compare("md-uniform-inv-t", MD_ARMS[:3])
     if lags:
         diffs = "; ".join(_diff_text("md-uniform-inv-t", b, d) for b, d in lags)
         claims.append(
             "1/t weighting (paper: U[0, 1] weighted by 1/t lags the other schedules): "
-            f"{diffs}: {_verdict([d for _, d in lags], +1)}."
+            f"{diffs}: {_verdict([d for _, d in lags], +1)} "
+            f"({generalised(['md-uniform-inv-t'] + [a for a, _ in lags])})."
         )
     ar = compare("ar", MD_ARMS)
     if ar:
         diffs = "; ".join(_diff_text("ar", b, d) for b, d in ar)
         verdict = _verdict([d for _, d in ar], +1)
         if verdict.startswith("reversed"):
-            verdict = "AR generalised in fewer steps than every MD arm, the reverse of the " + (
+            verdict = "AR took fewer steps on average than every MD arm, the reverse of the " + (
                 "paper's claim" + verdict.removeprefix("reversed")
             )
         setting = (
@@ -222,7 +228,7 @@ def _claims(pairs: list[ArmPair], preset: str | None) -> tuple[str, ...]:
         )
         claims.append(
             "AR against MD (paper: MD learns without AR's long plateau, so in fewer steps): "
-            f"{diffs}: {verdict} ({setting})."
+            f"{diffs}: {verdict} ({generalised(['ar'] + [a for a, _ in ar])}; {setting})."
         )
     return tuple(claims)
 

@@ -148,6 +148,7 @@ def test_report_says_which_way_each_claim_came_out():
     assert "level in 1 of 2" in inv_t and "same direction as the paper in 1 of 2" in inv_t
     assert "the reverse of the paper's claim" in ar and "preset 'quick'" in ar
     assert "the paper's setting is the 'paper' preset" in ar
+    assert "generalised on ar 10/10, md-optimal 10/10, md-uniform 0/10" in ar
 
     # MD faster than AR, on the paper preset; the window slower than U[0, 1]
     runs = _synthetic_runs({
