@@ -23,24 +23,18 @@ from harness.swe.scoring import (
     score_run,
 )
 from harness.swe.task_format import SweTask, load_tasks, parse_task
+from tests.swe.rows import task_row
 
 F2P = ("f1", "f2")
 P2P = ("p1", "p2", "p3")
 
 
 def _task(fail_to_pass: tuple[str, ...] = F2P, pass_to_pass: tuple[str, ...] = P2P) -> SweTask:
-    row = {
-        "instance_id": "acme__calc-7",
-        "repo": "acme/calc",
-        "base_commit": "0123456789abcdef0123456789abcdef01234567",
-        "patch": "diff --git a/calc.py b/calc.py\n",
-        "test_patch": "diff --git a/test_calc.py b/test_calc.py\n",
-        "problem_statement": "add() subtracts",
-        "FAIL_TO_PASS": list(fail_to_pass),
-        "PASS_TO_PASS": list(pass_to_pass),
-        "install_config": {"test_cmd": "make check", "log_parser": "parse_log_jq"},
-        "image_name": "local/acme-calc",
-    }
+    row = task_row(
+        FAIL_TO_PASS=list(fail_to_pass),
+        PASS_TO_PASS=list(pass_to_pass),
+        install_config={"test_cmd": "make check", "log_parser": "parse_log_jq"},
+    )
     return parse_task(row, "test row")
 
 
