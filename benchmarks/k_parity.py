@@ -19,9 +19,9 @@ import torch
 
 def main() -> None:
     from harness.models.parity_transformer import ParityModelConfig, ParityTransformer
-    from harness.suites.k_parity import PRESETS, arm_config
-    from harness.suites.k_parity_data import make_parity_data
-    from harness.suites.k_parity_train import _loss
+    from harness.suites.k_parity.data import make_parity_data
+    from harness.suites.k_parity.task import PRESETS, arm_config
+    from harness.suites.k_parity.train import _loss
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)

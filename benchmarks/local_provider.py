@@ -70,10 +70,10 @@ REGIMES = {
 def measure(regime: Regime, batch_size: int, skip_hf: bool, work: Path) -> None:
     from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
+    from harness.cli.run import EvalRequest, run_eval
     from harness.models.batch_generate import GenRequest, generate_batch
     from harness.models.local import render_prompt
-    from harness.run import EvalRequest, run_eval
-    from harness.suites.arith import arith
+    from harness.suites.arith.task import arith
 
     ckpt = work / f"ckpt-{regime.n_layer}x{regime.n_embd}"
     make_checkpoint(ckpt, regime.n_embd, regime.n_layer)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,3 +196,22 @@ def int_in_range(low: int, high: int) -> Validator:
         return value
 
     return check
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line.
+
+    Raises:
+        HarnessUsageError: a line is not valid JSON or not a JSON object (named by number).
+
+    """
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as ex:
+            raise HarnessUsageError(f"{path} line {number}: not valid JSON ({ex.msg})") from None
+        if not isinstance(item, dict):
+            raise HarnessUsageError(f"{path} line {number}: expected a JSON object")
+        yield number, item

@@ -7,9 +7,9 @@ from click.testing import CliRunner
 from scipy.stats import binomtest
 
 from harness.cli import main
-from harness.report_data import build_report
-from harness.run import EvalRequest, run_eval
-from harness.suites.arith import arith
+from harness.cli.run import EvalRequest, run_eval
+from harness.report.data import build_report
+from harness.suites.arith.task import arith
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from harness.leaderboard.pages import (
 )
 from harness.leaderboard.ranking import TaskTable, task_tables
 from harness.leaderboard.svg import forest_svg, heatmap_svg
+from harness.report.pairs import NotComparable
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,11 @@ def _clean(x: float) -> float | None:
 
 
 def to_json(
-    title: str, tables: list[TaskTable], bad: list[BadLog], links: dict[str, str]
+    title: str,
+    tables: list[TaskTable],
+    bad: list[BadLog],
+    links: dict[str, str],
+    not_comparable: tuple[NotComparable, ...] = (),
 ) -> dict[str, Any]:
     """The numbers of the site, as `leaderboard.json` holds them."""
     tasks = []
@@ -85,9 +90,9 @@ def to_json(
             if r.judge is not None:
                 j = r.judge
                 row["judge_naive"] = _clean(j.naive.estimate)
-                row["judge_corrected"] = _clean(j.corrected.estimate) if j.corrected else None
+                row["judge_corrected"] = _clean(j.corrected.estimate)
                 row["judge_corrected_ci"] = (
-                    [_clean(j.corrected.low), _clean(j.corrected.high)] if j.corrected else None
+                    None if j.refused else [_clean(j.corrected.low), _clean(j.corrected.high)]
                 )
                 row["judge_refused"] = j.refused or None
             rows.append(row)
@@ -113,6 +118,16 @@ def to_json(
         "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "tasks": tasks,
         "left_out": [{"log": b.path, "reason": b.reason} for b in bad],
+        "not_comparable": [
+            {
+                "suite": n.suite,
+                "task": n.task,
+                "log_a": Path(n.log_a).name,
+                "log_b": Path(n.log_b).name,
+                "reason": n.reason,
+            }
+            for n in not_comparable
+        ],  # fmt: skip
     }
 
 
@@ -141,15 +156,15 @@ def build_site(
     """Read the logs, rank the models per task, and write the site to `out`."""
     start = time.perf_counter()
     collected = collect(log_dirs)
-    tables = task_tables(list(collected.entries), alpha)
+    tables = task_tables(list(collected.groups), alpha)
     site = Path(out)
     for sub in ("suite", "model", "plots", "assets"):
         (site / sub).mkdir(parents=True, exist_ok=True)
     links: dict[str, str] = {}
-    if viewer and collected.entries:
+    if viewer and collected.records:
         from harness.leaderboard.viewer import bundle_viewer
 
-        links = bundle_viewer([e.path for e in collected.entries], site)
+        links = bundle_viewer([r.path for r in collected.records], site)
     bad = list(collected.bad)
 
     def link(path: str) -> str | None:
@@ -157,7 +172,8 @@ def build_site(
 
     (site / "assets" / "site.css").write_text(SITE_CSS)
     (site / "assets" / "site.js").write_text(SITE_JS)
-    (site / "index.html").write_text(index_page(title, tables, bad, link, len(collected.entries)))
+    index = index_page(title, tables, bad, link, len(collected.records), collected.not_comparable)
+    (site / "index.html").write_text(index)
     by_suite: dict[str, list[TaskTable]] = {}
     for t in tables:
         by_suite.setdefault(t.suite, []).append(t)
@@ -169,14 +185,14 @@ def build_site(
     models = sorted({r.model for t in tables for r in t.rows})
     for m in models:
         (site / "model" / f"{slug(m)}.html").write_text(model_page(m, tables, link))
-    data = to_json(title, tables, bad, links)
+    data = to_json(title, tables, bad, links, collected.not_comparable)
     (site / "leaderboard.json").write_text(json.dumps(data, indent=1))
     (site / "leaderboard.csv").write_text(to_csv(data))
     return BuildResult(
         site=str(site),
         tasks=len(tables),
         models=len(models),
-        logs=len(collected.entries),
+        logs=len(collected.records),
         left_out=tuple(bad),
         viewer=bool(links),
         seconds=time.perf_counter() - start,

@@ -12,9 +12,11 @@ import math
 import re
 from collections.abc import Callable
 from html import escape
+from pathlib import Path
 
 from harness.leaderboard.collect import BadLog
 from harness.leaderboard.ranking import ModelRow, TaskTable
+from harness.report.pairs import NotComparable
 
 SITE_CSS = """
 body{font-family:system-ui,sans-serif;margin:1.5rem auto;max-width:72rem;padding:0 1rem;color:#111}
@@ -121,8 +123,13 @@ def index_page(
     bad: list[BadLog],
     links: Callable[[str], str | None],
     n_logs: int,
+    not_comparable: tuple[NotComparable, ...] = (),
 ) -> str:
-    """Models down, tasks across; every cell is a score, its interval, errors and rank."""
+    """Models down, tasks across; every cell is a score, its interval, errors and rank.
+
+    Logs of one task that differ in more than the model are separate columns, and each such
+    pair of logs is listed with the reason they are not compared.
+    """
     models = sorted({r.model for t in tables for r in t.rows})
     cells = {(t.task, r.model): r for t in tables for r in t.rows}
     head = ['<th scope="col"><button type="button" data-col="0">Model</button></th>']
@@ -149,6 +156,18 @@ def index_page(
         left_out = (
             "<table><caption>Logs left out, and why</caption><thead><tr>"
             '<th scope="col">Log</th><th scope="col">Reason</th></tr></thead>'
+            f"<tbody>{rows}</tbody></table>"
+        )
+    if not_comparable:
+        rows = "".join(
+            f"<tr><td>{escape(n.task)}</td><td>{escape(Path(n.log_a).name)}</td>"
+            f"<td>{escape(Path(n.log_b).name)}</td><td>{escape(n.reason)}</td></tr>"
+            for n in not_comparable
+        )
+        left_out += (
+            "<table><caption>Logs not compared (their identities differ in more than the model)"
+            '</caption><thead><tr><th scope="col">Task</th><th scope="col">Log</th>'
+            '<th scope="col">Log</th><th scope="col">Why not</th></tr></thead>'
             f"<tbody>{rows}</tbody></table>"
         )
     n_models, n_tasks = len(models), len(tables)
@@ -180,7 +199,7 @@ def _judge_table(table: TaskTable) -> str:
         assert j is not None
         corrected = (
             f"{_num(j.corrected.estimate)} [{_num(j.corrected.low)}, {_num(j.corrected.high)}]"
-            if j.corrected
+            if not j.refused
             else f"refused: {escape(j.refused)}"
         )
         out.append(

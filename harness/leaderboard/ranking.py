@@ -18,23 +18,11 @@ from __future__ import annotations
 import math
 import string
 from dataclasses import dataclass
-from itertools import combinations
 
-import numpy as np
-
-from harness.leaderboard.collect import LogEntry
-from harness.stats.intervals import Interval, t_interval, wilson
-from harness.stats.multiple import holm
-from harness.stats.paired import mcnemar, paired_bootstrap_diff
-
-
-@dataclass(frozen=True)
-class JudgeScores:
-    """A calibrated judge's naive and corrected shares."""
-
-    naive: Interval  # the judge's raw share of positives, Wilson
-    corrected: Interval | None  # Rogan-Gladen estimate and interval; None when refused
-    refused: str = ""  # why the correction was refused
+from harness.logs import LogRecord
+from harness.report.pairs import Group, group_pairs
+from harness.report.scores import JudgeScores, SummaryRow, record_judge, score_rows
+from harness.stats.intervals import Interval
 
 
 @dataclass(frozen=True)
@@ -84,39 +72,6 @@ class TaskTable:
         return math.nan
 
 
-def score_interval(values: list[float]) -> Interval:
-    """Wilson for 0/1 scores, t over samples otherwise."""
-    if all(v in (0.0, 1.0) for v in values):
-        return wilson(int(sum(values)), len(values))
-    return t_interval(values)
-
-
-def _judge_scores(verdicts: tuple[dict[str, int], ...]) -> JudgeScores:
-    from harness.scorers.calibrated_judge import split_verdicts
-    from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
-
-    test, human, judge = split_verdicts(list(verdicts))
-    naive = wilson(sum(test), len(test))
-    try:
-        est = rogan_gladen_from_labels(test, human, judge)
-    except (CalibrationError, ValueError) as ex:
-        return JudgeScores(naive, None, str(ex))
-    return JudgeScores(
-        naive, Interval(est.estimate, est.low, est.high, 0.95, "rogan-gladen", len(test))
-    )
-
-
-def _pair(a: LogEntry, b: LogEntry) -> tuple[float, float, float, float, str, int]:
-    shared = sorted(set(a.values) & set(b.values))
-    if len(shared) < 2:
-        return math.nan, math.nan, math.nan, math.nan, "not tested (< 2 shared samples)", 0
-    x = np.array([a.values[i] for i in shared])
-    y = np.array([b.values[i] for i in shared])
-    binary = bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
-    test = mcnemar(x, y) if binary else paired_bootstrap_diff(x, y)
-    return test.estimate, test.low, test.high, test.p_value, test.method, len(shared)
-
-
 def _groups(order: list[str], separated: set[frozenset[str]]) -> dict[str, str]:
     """Letters for maximal runs of the score order in which no pair is separated."""
     runs: list[tuple[int, int]] = []
@@ -136,24 +91,33 @@ def _groups(order: list[str], separated: set[frozenset[str]]) -> dict[str, str]:
     return out
 
 
-def task_table(entries: list[LogEntry], alpha: float = 0.05) -> TaskTable:
-    """The table of one task: entries are the task's logs, one per model."""
-    by_model = {e.model: e for e in entries}
-    scores = {m: score_interval(list(e.values.values())) for m, e in by_model.items()}
-    order = sorted(by_model, key=lambda m: (-scores[m].estimate, m))
-    raw = [(a, b, *_pair(by_model[a], by_model[b])) for a, b in combinations(order, 2)]
-    tested = [r for r in raw if not math.isnan(r[5])]
-    adjusted = dict(
-        zip(
-            [(r[0], r[1]) for r in tested],
-            holm([r[5] for r in tested], alpha=alpha).adjusted if tested else (),
-            strict=True,
-        )
-    )
+def _interval(row: SummaryRow) -> Interval:
+    return Interval(row.value, row.ci_low, row.ci_high, 0.95, row.ci_method, row.n)
+
+
+def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
+    """The table of one group of comparable logs, one per model.
+
+    Each model's score, n and errors are its first score row, exactly as `harness eval` and
+    `harness report` print them; a calibrated judge's naive and corrected shares come from the
+    same function (`harness.report.scores.judge_scores`).
+    """
+    first_rows = {r.model: score_rows(r)[0] for r in group.records}
+    by_model = {r.model: r for r in group.records}
+    scores = {m: _interval(row) for m, row in first_rows.items()}
+    order = sorted(by_model, key=lambda m: (-_key(scores[m].estimate), m))
     pairs = tuple(
-        PairResult(a, b, d, lo, hi, p, adjusted.get((a, b), math.nan), method, n)
-        for a, b, d, lo, hi, p, method, n in raw
-    )
+        PairResult(
+            p.model_a, p.model_b,
+            p.test.estimate if p.test else math.nan,
+            p.test.low if p.test else math.nan,
+            p.test.high if p.test else math.nan,
+            p.p, p.p_holm,
+            p.test.method if p.test else p.note,
+            p.test.n if p.test else 0,
+        )
+        for p in group_pairs(group)
+    )  # fmt: skip
     separated = {frozenset((p.model_a, p.model_b)) for p in pairs if p.p_holm < alpha}
     groups = _groups(order, separated)
     rows = []
@@ -163,26 +127,31 @@ def task_table(entries: list[LogEntry], alpha: float = 0.05) -> TaskTable:
             for other in order
             if frozenset((m, other)) in separated and scores[other].estimate > scores[m].estimate
         )
-        e = by_model[m]
+        record = by_model[m]
         rows.append(
             ModelRow(
                 model=m,
                 score=scores[m],
-                n=len(e.values),
-                errors=e.errors,
+                n=first_rows[m].n,
+                errors=first_rows[m].errors,
                 rank=1 + better,
                 groups=groups[m],
-                log=e.path,
-                judge=_judge_scores(e.judge) if e.judge else None,
+                log=record.path,
+                judge=_judge(record),
             )
         )
-    first = entries[0]
-    return TaskTable(first.suite, first.task, tuple(rows), pairs, alpha)
+    return TaskTable(group.suite, group.label, tuple(rows), pairs, alpha)
 
 
-def task_tables(entries: list[LogEntry], alpha: float = 0.05) -> list[TaskTable]:
-    """One table per task, sorted by suite and task."""
-    by_task: dict[tuple[str, str], list[LogEntry]] = {}
-    for e in entries:
-        by_task.setdefault((e.suite, e.task), []).append(e)
-    return [task_table(v, alpha) for _, v in sorted(by_task.items())]
+def _key(x: float) -> float:
+    return -math.inf if math.isnan(x) else x
+
+
+def _judge(record: LogRecord) -> JudgeScores | None:
+    judged = record_judge(record)
+    return judged[0] if judged else None
+
+
+def task_tables(groups: list[Group], alpha: float = 0.05) -> list[TaskTable]:
+    """One table per group of comparable logs, sorted by suite and label."""
+    return [task_table(g, alpha) for g in sorted(groups, key=lambda g: (g.suite, g.label))]

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.data import iter_jsonl
 from harness.errors import HarnessUsageError
-from harness.jsonl import iter_jsonl
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.paths import cache_dir
-from harness.suites.arith_problems import make_problem
+from harness.suites.arith.problems import make_problem
 
 CHARS = "0123456789+-= "
 PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"

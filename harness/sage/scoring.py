@@ -26,8 +26,8 @@ from typing import Literal
 
 import numpy as np
 
+from harness.data import iter_jsonl
 from harness.errors import HarnessUsageError
-from harness.jsonl import iter_jsonl
 
 References = Literal["verified", "all"]
 

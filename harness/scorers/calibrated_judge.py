@@ -26,7 +26,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from harness.judge_labels import read_labels
+from harness.scorers.judge_labels import read_labels
 from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
 
 UNLABELLED = -1

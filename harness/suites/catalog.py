@@ -1,4 +1,9 @@
-"""The suites `harness eval --suite NAME` knows: their tasks and what they measure."""
+"""The suites `harness eval --suite NAME` knows: their tasks, what they measure, and their parts.
+
+This is the one place that names suites. Everything else asks the catalog: `harness report`
+renders a suite's `section`, `harness validate` runs its `validate`, and a suite whose section
+is its table (`own_table`) gets no row in the generic score table.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,9 @@ class Suite:
     tasks: tuple[Callable[..., Task], ...]  # @task functions, run together
     measures: str  # one line for `harness suites`
     default_model: str | None = None  # used when --model is not given (suites that train)
+    section: str | None = None  # `module:NAME` of its `ReportSection`, if it has one
+    own_table: bool = False  # its section is its table: no generic score row, no pairs
+    validate: str | None = None  # `module:NAME` of `(data_dir, timeout) -> rows`, if any
 
     @property
     def task_names(self) -> tuple[str, ...]:
@@ -28,12 +36,12 @@ class Suite:
 def all_suites() -> dict[str, Suite]:
     """Every suite by name. Imports the suite modules on first call."""
     from harness.suites.aime import aime2024, aime2025
-    from harness.suites.arith import arith
-    from harness.suites.k_parity import k_parity
-    from harness.suites.l2a_recall import l2a_queries, l2a_recall
-    from harness.suites.lokra import lokra_fit, lokra_transfer
-    from harness.suites.swe_rebench import swe_rebench
-    from harness.suites.team import team
+    from harness.suites.arith.task import arith
+    from harness.suites.k_parity.task import k_parity
+    from harness.suites.l2a.task import l2a_queries, l2a_recall
+    from harness.suites.lokra.task import lokra_fit, lokra_transfer
+    from harness.suites.swe_rebench.task import swe_rebench
+    from harness.suites.team.task import team
 
     suites = [
         Suite("arith", (arith,), "exact-match multi-digit addition and subtraction (seeded)"),
@@ -43,29 +51,38 @@ def all_suites() -> dict[str, Suite]:
             (k_parity,),
             "masked diffusion vs autoregressive training on k-sparse parity (trains its own)",
             default_model="none/none",
+            section="harness.suites.k_parity.section:SECTION",
+            own_table=True,
         ),
         Suite(
             "lokra",
             (lokra_fit, lokra_transfer),
             "LoRA vs LoKRA vs LoKRA+ (reconstructed): matrix fitting and tiny transfer (trains)",
             default_model="none/none",
+            section="harness.suites.lokra.section:SECTION",
+            own_table=True,
         ),
         Suite(
             "team",
             (team,),
             "TEAM vs vanilla block decoding on a tiny block-diffusion MoE (trains its own)",
             default_model="none/none",
+            section="harness.suites.team.section:SECTION",
+            own_table=True,
         ),
         Suite(
             "swe-rebench",
             (swe_rebench,),
             "SWE-rebench V2 repository tasks: a candidate diff and hidden tests, run in bwrap",
+            validate="harness.suites.swe_rebench.validate:validate_tasks",
         ),
         Suite(
             "l2a-recall",
             (l2a_recall,),
             "full-global vs SWA-only vs L2A routed global attention on key-value recall (trains)",
             default_model="none/none",
+            section="harness.suites.l2a.section:SECTION",
+            own_table=True,
         ),
         Suite(
             "l2a-queries",
@@ -86,3 +103,8 @@ def get_suite(name: str) -> Suite:
             f"(`harness suites` lists them)"
         )
     return suites[name]
+
+
+def suite_of(name: str) -> Suite | None:
+    """The catalog's suite called `name`, or None for a log of a suite it does not know."""
+    return all_suites().get(name)

@@ -7,12 +7,12 @@ import torch
 from inspect_ai.model import GenerateConfig, get_model
 from transformers import GPT2Config, GPT2LMHeadModel
 
+from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
 from harness.models.batch_generate import GenRequest, generate_batch
 from harness.models.local import _loaded, resolve_checkpoint
 from harness.models.micro_batcher import MicroBatcher
 from harness.models.tiny_arith import build_tokenizer
-from harness.run import EvalRequest, run_eval
 
 
 @pytest.fixture

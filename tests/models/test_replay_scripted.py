@@ -7,9 +7,9 @@ import pytest
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 
+from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
 from harness.models.recorded import load_recorded
-from harness.run import EvalRequest, run_eval
 
 
 def eval_arith(model: str, tmp_path, sub: str, **model_args):
@@ -30,7 +30,7 @@ def eval_arith(model: str, tmp_path, sub: str, **model_args):
 def test_replaying_a_log_reproduces_its_scores(tmp_path):
     answers = tmp_path / "a.jsonl"
     # right answers for the first 12 problems of the seeded task, wrong for the rest
-    from harness.suites.arith import arith
+    from harness.suites.arith.task import arith
 
     samples = arith(n=20, difficulty=1).dataset
     answers.write_text(

@@ -1,7 +1,7 @@
 """tiny-arith: the tokenizer round-trips, and the trained model scores far above chance."""
 
+from harness.cli.run import EvalRequest, run_eval
 from harness.models.tiny_arith import EOS, build_tokenizer
-from harness.run import EvalRequest, run_eval
 
 
 def test_tokenizer_round_trips_and_maps_unknown_characters():

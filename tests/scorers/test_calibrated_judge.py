@@ -9,9 +9,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
 from inspect_ai.solver import generate
 
+from harness.cli.run import summarize_log
 from harness.models.sample_context import bind_sample
-from harness.report_data import build_report
-from harness.run import summarize_log
+from harness.report.data import build_report
 from harness.scorers.calibrated_judge import calibrated_judge
 from harness.stats.judge_calibration import rogan_gladen_from_labels
 

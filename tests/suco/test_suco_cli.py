@@ -6,8 +6,8 @@ import pytest
 from click.testing import CliRunner
 from inspect_ai.log import read_eval_log, write_eval_log
 
+from harness.cli.suco import suco
 from harness.suco.trajectories import read_trajectories, split_completion
-from harness.suco_cli import suco
 from tests.suco.logs import run_scripted
 
 ANSWER = "The final answer is \\boxed{{{}}}."
@@ -136,7 +136,7 @@ def test_split_completion(text, cot, answer, think):
 def test_local_tiny_arith_end_to_end(tmp_path):
     import random
 
-    from harness.suites.arith_problems import make_problem
+    from harness.suites.arith.problems import make_problem
 
     rng = random.Random(5)
     items = []

@@ -4,12 +4,12 @@ import pytest
 import torch
 from inspect_ai.log import read_eval_log
 
-from harness.report_data import build_report
-from harness.report_render import write_report
-from harness.run import EvalRequest, run_eval
-from harness.suites.k_parity import PRESETS, arm_config
-from harness.suites.k_parity_data import make_parity_data
-from harness.suites.k_parity_train import train_run
+from harness.cli.run import EvalRequest, run_eval
+from harness.report.data import build_report
+from harness.report.render import write_report
+from harness.suites.k_parity.data import make_parity_data
+from harness.suites.k_parity.task import PRESETS, arm_config
+from harness.suites.k_parity.train import train_run
 
 
 def test_data_is_seeded_disjoint_and_labelled_by_xor():
@@ -132,7 +132,7 @@ def _synthetic_runs(hits: dict[str, list[int | None]], budget: int = 1500) -> li
 
 
 def test_report_says_which_way_each_claim_came_out():
-    from harness.parity_report import build_parity_report
+    from harness.suites.k_parity.report import build_parity_report
 
     # 10 seeds: AR fastest, the window next, U[0, 1] never; 10 equal signs give p ~ 2/1024,
     # which stays under 0.05 after Holm over the 6 pairs

@@ -6,7 +6,7 @@ import pytest
 import torch
 from scipy import integrate, optimize
 
-from harness.suites.k_parity_schedules import (
+from harness.suites.k_parity.schedules import (
     MaskSchedule,
     draw_mask,
     make_schedule,

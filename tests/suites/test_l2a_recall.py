@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 from inspect_ai.log import read_eval_log
 
+from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
-from harness.l2a_report import build_l2a_report
-from harness.report_data import build_report
-from harness.report_render import write_report
-from harness.run import EvalRequest, run_eval
-from harness.suites.l2a_recall import arms, l2a_queries, l2a_recall
+from harness.report.data import build_report
+from harness.report.render import write_report
+from harness.suites.l2a.report import build_l2a_report
+from harness.suites.l2a.task import arms, l2a_queries, l2a_recall
 
 
 def test_samples_are_one_per_variant_lambda_and_seed():

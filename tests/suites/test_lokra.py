@@ -8,13 +8,13 @@ import pytest
 import torch
 from inspect_ai.log import read_eval_log
 
+from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
-from harness.lokra_report import build_lokra_report
-from harness.report_data import build_report
-from harness.report_render import write_report
-from harness.run import EvalRequest, run_eval
-from harness.suites.lokra import FIT_PRESETS, lokra_fit, lokra_transfer
-from harness.suites.lokra_runs import RunSpec, fit_run, kr_optimum, lora_optimum, make_target
+from harness.report.data import build_report
+from harness.report.render import write_report
+from harness.suites.lokra.report import build_lokra_report
+from harness.suites.lokra.runs import RunSpec, fit_run, kr_optimum, lora_optimum, make_target
+from harness.suites.lokra.task import FIT_PRESETS, lokra_fit, lokra_transfer
 
 
 def _rel(approx, target):

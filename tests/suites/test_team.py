@@ -3,12 +3,12 @@
 import pytest
 from inspect_ai.log import read_eval_log
 
+from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
-from harness.report_data import build_report
-from harness.report_render import write_report
-from harness.run import EvalRequest, run_eval
-from harness.suites.team import team
-from harness.team_report import build_team_report
+from harness.report.data import build_report
+from harness.report.render import write_report
+from harness.suites.team.report import build_team_report
+from harness.suites.team.task import team
 
 
 def test_suite_end_to_end_with_report(tmp_path, monkeypatch):

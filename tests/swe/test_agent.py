@@ -18,7 +18,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 import harness.plugin  # noqa: F401  (registers bwrap)
 from harness.sandbox import bwrap_available
-from harness.suites.swe_rebench import load_swe_tasks, swe_rebench
+from harness.suites.swe_rebench.task import load_swe_tasks, swe_rebench
 from tests.swe.make_fixture_tasks import make_fixture_tasks
 
 _SCRIPT: list[ModelOutput] = []

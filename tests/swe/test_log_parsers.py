@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.swe.log_parsers import (
+from harness.suites.swe_rebench.log_parsers import (
     FAILED,
     PARSERS,
     PASSED,

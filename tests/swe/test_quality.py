@@ -19,7 +19,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from statsmodels.stats.proportion import proportion_confint
 
 from harness.stats.agreement import fleiss_kappa
-from harness.swe.quality import (
+from harness.suites.swe_rebench.quality import (
     ISSUE_CODES,
     QUALITY_PROMPT_VERSION,
     SOUND_CODE,
@@ -32,7 +32,7 @@ from harness.swe.quality import (
     parse_verdict,
     render_prompt,
 )
-from harness.swe.task_format import SweTask, load_tasks
+from harness.suites.swe_rebench.task_format import SweTask, load_tasks
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.swe.log_parsers import FAILED, PASSED, SKIPPED, parse_log
-from harness.swe.scoring import (
+from harness.suites.swe_rebench.log_parsers import FAILED, PASSED, SKIPPED, parse_log
+from harness.suites.swe_rebench.scoring import (
     CRITERIA,
     TEST_PATCH_APPLY_FAILED,
     SweScore,
@@ -22,7 +22,7 @@ from harness.swe.scoring import (
     git_apply_commands,
     score_run,
 )
-from harness.swe.task_format import SweTask, load_tasks, parse_task
+from harness.suites.swe_rebench.task_format import SweTask, load_tasks, parse_task
 from tests.swe.rows import task_row
 
 F2P = ("f1", "f2")

@@ -14,12 +14,13 @@ from inspect_ai import eval as inspect_eval
 import harness.plugin  # noqa: F401  (registers bwrap and replay/)
 from harness.errors import HarnessUsageError
 from harness.sandbox import BwrapConfig, bwrap_available
-from harness.suites.swe_rebench import extract_patch, load_swe_tasks, swe_rebench
-from harness.swe.repos import RepoUnavailableError, materialise
-from harness.swe.runner import bwrap_sandbox, copy_into_sandbox, run_candidate
-from harness.swe.scoring import TEST_PATCH_APPLY_FAILED
-from harness.swe.task_format import load_tasks
-from harness.swe_validate import validate, validate_tasks
+from harness.suites.swe_rebench.repos import RepoUnavailableError, materialise
+from harness.suites.swe_rebench.runner import bwrap_sandbox, copy_into_sandbox, run_candidate
+from harness.suites.swe_rebench.scoring import TEST_PATCH_APPLY_FAILED
+from harness.suites.swe_rebench.task import extract_patch, load_swe_tasks, swe_rebench
+from harness.suites.swe_rebench.task_format import load_tasks
+from harness.cli.validate import validate
+from harness.suites.swe_rebench.validate import validate_tasks
 from tests.swe.make_fixture_tasks import FIXTURES, make_fixture_tasks
 
 
@@ -232,7 +233,7 @@ def test_agent_solver_builds_and_bad_options_are_usage_errors(fixture_dir: Path)
 
 
 def test_quality_filters(data_dir: Path, fixture_dir: Path) -> None:
-    from harness.suites.swe_rebench import filter_quality
+    from harness.suites.swe_rebench.task import filter_quality
 
     shipped = load_swe_tasks(str(data_dir))
     kept, meta = filter_quality(shipped, "authors")  # the authors code the shipped task "A"
@@ -249,7 +250,7 @@ def test_quality_filters(data_dir: Path, fixture_dir: Path) -> None:
 
 
 def test_suite_runs_through_harness_eval(fixture_dir: Path, tmp_path: Path) -> None:
-    from harness.run import EvalRequest, run_eval
+    from harness.cli.run import EvalRequest, run_eval
 
     tasks = _tasks(fixture_dir)
     replay = tmp_path / "gold.jsonl"
@@ -265,7 +266,7 @@ def test_docker_without_an_engine_names_bwrap_and_samples_get_their_image(
     fixture_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from harness.sandbox import doctor
-    from harness.suites.swe_rebench import task_sample, with_docker_image
+    from harness.suites.swe_rebench.task import task_sample, with_docker_image
 
     monkeypatch.setattr(doctor, "docker_available", lambda: "no docker engine runs here (test)")
     with pytest.raises(HarnessUsageError, match="use the bwrap sandbox instead"):

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from harness.errors import HarnessUsageError
-from harness.swe.log_parsers import PARSERS, get_parser
-from harness.swe.task_format import (
+from harness.suites.swe_rebench.log_parsers import PARSERS, get_parser
+from harness.suites.swe_rebench.task_format import (
     InstallConfig,
     LoadedTasks,
     SweTask,

@@ -41,7 +41,7 @@ class L2ARecallLocal:
         prune: float = 0.0,
     ) -> None:  # fmt: skip
         from harness.models.l2a.train import load_or_train
-        from harness.suites.l2a_recall import PRESETS, run_spec
+        from harness.suites.l2a.task import PRESETS, run_spec
 
         if variant not in VARIANTS:
             raise HarnessUsageError(

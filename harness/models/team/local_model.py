@@ -39,7 +39,7 @@ class TeamMoeLocal:
 
     def __init__(self, seed: int = 0, decoding: str = "vanilla", preset: str = "quick") -> None:
         from harness.models.team.train import load_or_train
-        from harness.suites.team import PRESETS, train_config
+        from harness.suites.team.task import PRESETS, train_config
 
         if decoding not in VARIANTS:
             raise HarnessUsageError(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from inspect_ai.log import read_eval_log
 
+from harness.cli.run import EvalRequest, build_models, run_eval
 from harness.errors import HarnessUsageError
 from harness.models.methods.prompts import PROMPT_VERSION
-from harness.run import EvalRequest, build_models, run_eval
 
 
 def _eval(tmp_path, model: str, limit: int = 4, **model_args):

@@ -20,8 +20,8 @@ from inspect_ai.model import (
     modelapi,
 )
 
+from harness.cli.run import EvalRequest, build_models, run_eval
 from harness.errors import HarnessUsageError
-from harness.run import EvalRequest, build_models, run_eval
 
 SENTENCES = ["Step one. ", "Step two. ", "Step three. ", "Step four. ", "Step five."]
 # S after t sentences: the answer is two tokens, each with this probability

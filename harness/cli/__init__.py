@@ -1,0 +1,52 @@
+"""The `harness` command, one module per subcommand.
+
+`eval`, `report`, `suites` and `doctor` register when this package loads (their modules import
+their heavy dependencies inside the command); the others load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# Subcommands in modules of their own, imported when first used: importing this module stays
+# cheap, which matters to every process that the training pools spawn (spawn imports the
+# `harness` script's module again in each worker).
+LAZY_SUBCOMMANDS = {
+    "judge": "harness.cli.judge:judge",
+    "leaderboard": "harness.cli.leaderboard:leaderboard",
+    "sage": "harness.cli.sage:sage",
+    "suco": "harness.cli.suco:suco",
+    "validate": "harness.cli.validate:validate",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports the subcommands named in `LAZY_SUBCOMMANDS` on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Eager and lazy subcommands, sorted."""
+        return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The subcommand, importing its module if it is a lazy one."""
+        if cmd_name in LAZY_SUBCOMMANDS and cmd_name not in self.commands:
+            module, attr = LAZY_SUBCOMMANDS[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="harness")
+def main() -> None:
+    """Evaluate language models with intervals, paired tests and honest error counts."""
+
+
+# Subcommands in this package register on `main` when their modules are imported, which stays
+# cheap: each imports its heavy dependencies inside the command.
+for _module in ("eval", "report", "suites", "doctor"):
+    importlib.import_module(f"harness.cli.{_module}")
+
+if __name__ == "__main__":
+    main()

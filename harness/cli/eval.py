@@ -1,0 +1,78 @@
+"""`harness eval`: run a suite on models and print each score with its interval."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+
+import click
+
+from harness.cli import main
+from harness.errors import exit_on_usage_error
+
+
+@main.command("eval")
+@click.option("--suite", required=True, help="Suite to run (see `harness suites`).")
+@click.option(
+    "--model", "models", multiple=True, help="Model spec; repeatable (suites that train: none)."
+)
+@click.option("--limit", type=int, default=None, help="Samples per task.")
+@click.option("--epochs", type=int, default=1, show_default=True, help="Samples per problem.")
+@click.option("--seed", type=int, default=None, help="Generation seed for every model.")
+@click.option("--log-dir", default="logs", show_default=True, help="Where logs go (and resume).")
+@click.option(
+    "--data-dir", default=None, help="Local data folder (else $HARNESS_DATA_DIR, else hub)."
+)
+@click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument.")
+@click.option("-M", "model_args", multiple=True, metavar="KEY=VALUE", help="Model argument.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON list.")
+@click.option(
+    "--display",
+    type=click.Choice(["full", "rich", "plain", "log", "none"]),
+    default=None,
+    help="inspect-ai's progress display.",
+)
+@exit_on_usage_error
+def eval_command(
+    suite: str,
+    models: tuple[str, ...],
+    limit: int | None,
+    epochs: int,
+    seed: int | None,
+    log_dir: str,
+    data_dir: str | None,
+    task_args: tuple[str, ...],
+    model_args: tuple[str, ...],
+    as_json: bool,
+    display: str | None,
+) -> None:
+    """Run a suite on one or more models and print each score with its 95% interval."""
+    from harness.cli.kv_args import parse_kv
+    from harness.cli.run import EvalRequest, run_eval
+    from harness.cli.summary_table import print_rows
+
+    request = EvalRequest(
+        suite=suite,
+        models=models,
+        limit=limit,
+        epochs=epochs,
+        seed=seed,
+        log_dir=log_dir,
+        data_dir=data_dir,
+        task_args=parse_kv(task_args, "-T"),
+        model_args=parse_kv(model_args, "-M"),
+        display=display or ("none" if as_json else None),
+    )
+    # inspect prints a completion line on stdout; keep stdout for the JSON alone
+    with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
+        ok, rows = run_eval(request)
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+    else:
+        print_rows(rows)
+    if not ok:
+        click.echo(
+            "harness: some tasks did not finish; re-run the same command to finish them", err=True
+        )
+        sys.exit(1)

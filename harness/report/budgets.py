@@ -1,0 +1,187 @@
+"""Accuracy against token budgets, per task and model, for `harness report`.
+
+For a task where some model ran through a method wrapper (`pdr/`, `sr/`, `suco/`), every model of
+the task gets a row: accuracy with its interval (Wilson for 0/1 scores, else t) and the mean
+per-sample budgets with t intervals, in both conventions (`io`: input + output tokens; `out`:
+output tokens only):
+- wrapped models: B_seq and B_total from the sample metadata the wrapper recorded;
+- direct models: B_seq = B_total = the sample's token usage summed over its model calls.
+
+Samples without a budget (an errored wrapped sample records none) are left out of the budget
+means, and `n_budget` says how many remain; accuracy keeps them, as wrong. Accuracy is the score
+table's row for the log (`harness.report.scores`). `BUDGETS` is the report's generic section.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.logs import LogRecord
+from harness.report.scores import score_rows
+from harness.report.sections import Plot, ReportSection, SectionView
+from harness.stats.intervals import Interval, t_interval
+
+BUDGET_KEYS = ("seq_io", "seq_out", "total_io", "total_out")
+
+
+@dataclass(frozen=True)
+class BudgetRow:
+    """One model on one task: accuracy and mean budgets."""
+
+    task: str  # task name
+    model: str  # model spec
+    method: str  # "direct", "pdr", "sr", "suco"
+    n: int  # samples scored, errored ones included
+    errors: int  # errored samples
+    accuracy: Interval  # score with its 95% interval
+    n_budget: int  # samples with a recorded budget
+    budgets: dict[str, Interval]  # mean per-sample budget by key (BUDGET_KEYS), t intervals
+
+
+def _usage_budget(usage: dict[str, Any]) -> tuple[float, float]:
+    """(io, out) summed over the models of a sample's `model_usage`."""
+    if not usage:
+        return math.nan, math.nan
+    io = sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in usage.values())
+    out = sum(u.get("output_tokens", 0) for u in usage.values())
+    return float(io), float(out)
+
+
+def has_method_budgets(record: LogRecord) -> bool:
+    """Whether a log's samples carry wrapper budgets."""
+    return any("budget_seq_io" in s.metadata for s in record.samples)
+
+
+def _budget(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def budget_row(record: LogRecord) -> BudgetRow:
+    """Accuracy (as the score table gives it) and mean budgets of one log."""
+    [accuracy, *_] = score_rows(record)
+    acc = Interval(accuracy.value, accuracy.ci_low, accuracy.ci_high, 0.95, accuracy.ci_method,
+                   accuracy.n)  # fmt: skip
+    if has_method_budgets(record):
+        methods = [s.metadata["method"] for s in record.samples if s.metadata.get("method")]
+        method = str(methods[0]) if methods else "?"
+        values = {
+            k: np.array([_budget(s.metadata.get(f"budget_{k}")) for s in record.samples])
+            for k in BUDGET_KEYS
+        }
+    else:
+        method = "direct"
+        pairs = np.array([_usage_budget(s.usage) for s in record.samples], dtype=float)
+        pairs = pairs.reshape(-1, 2)
+        values = {"seq_io": pairs[:, 0], "total_io": pairs[:, 0],
+                  "seq_out": pairs[:, 1], "total_out": pairs[:, 1]}  # fmt: skip
+    keep = ~np.isnan(values["seq_io"])
+    budgets = {k: t_interval(list(v[keep])) for k, v in values.items()}
+    return BudgetRow(
+        record.task, record.model, method, accuracy.n, accuracy.errors, acc, int(keep.sum()),
+        budgets,
+    )  # fmt: skip
+
+
+def budget_rows(records: list[LogRecord]) -> list[BudgetRow]:
+    """Rows for every task where some log has wrapper budgets; every model of such a task."""
+    by_task: dict[str, list[LogRecord]] = {}
+    for record in records:
+        by_task.setdefault(record.task, []).append(record)
+    rows: list[BudgetRow] = []
+    for _, task_logs in sorted(by_task.items()):
+        if any(has_method_budgets(r) for r in task_logs):
+            rows += [budget_row(r) for r in sorted(task_logs, key=lambda r: r.model)]
+    return rows
+
+
+def budget_table(rows: list[BudgetRow]) -> tuple[str, list[str], list[list[str]]]:
+    """Caption, header and rows of the budget table."""
+
+    def ci(i: Interval, digits: int = 0) -> str:
+        if math.isnan(i.estimate):
+            return "n/a"
+        return f"{i.estimate:.{digits}f} [{i.low:.{digits}f}, {i.high:.{digits}f}]"
+
+    head = ["task", "model", "method", "n", "errors", "accuracy (95% CI)",
+            "B_seq io", "B_total io", "B_seq out", "B_total out", "n budget"]  # fmt: skip
+    body = [
+        [r.task, r.model, r.method, str(r.n), str(r.errors), ci(r.accuracy, 3),
+         ci(r.budgets["seq_io"]), ci(r.budgets["total_io"]), ci(r.budgets["seq_out"]),
+         ci(r.budgets["total_out"]), str(r.n_budget)]
+        for r in rows
+    ]  # fmt: skip
+    caption = (
+        "Accuracy against mean tokens per sample (95% intervals): B_seq counts the critical path, "
+        "B_total every call; io = input + output tokens, out = output tokens"
+    )
+    return caption, head, body
+
+
+def plot_budgets(rows: list[BudgetRow], path: Path) -> str:
+    """Accuracy against B_seq and B_total (io), one point per model, both with 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = sorted({r.task for r in rows})
+    fig, axes = plt.subplots(len(tasks), 2, figsize=(10, 3.8 * len(tasks)), squeeze=False)
+    colors = {"direct": "#444444", "sr": "#1f5fa8", "pdr": "#b8420f", "suco": "#2a7f3a"}
+    for ax_row, task in zip(axes, tasks, strict=True):
+        for ax, key, name in ((ax_row[0], "seq_io", "B_seq"), (ax_row[1], "total_io", "B_total")):
+            for r in (r for r in rows if r.task == task):
+                b, a = r.budgets[key], r.accuracy
+                if math.isnan(b.estimate):
+                    continue
+                ax.errorbar(
+                    [b.estimate], [a.estimate],
+                    xerr=[[b.estimate - b.low], [b.high - b.estimate]],
+                    yerr=[[a.estimate - a.low], [a.high - a.estimate]],
+                    fmt="o", capsize=3, color=colors.get(r.method, "#7a3fa0"), label=r.model,
+                )  # fmt: skip
+            ax.set_xscale("log")
+            ax.set_xlabel(f"{name}: mean tokens per sample (input + output), log scale")
+            ax.set_ylabel("accuracy")
+            ax.set_title(f"{task}: accuracy against {name}")
+            ax.grid(alpha=0.3)
+        ax_row[1].legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """Every budget row of a report."""
+
+    rows: tuple[BudgetRow, ...]
+
+
+def _build(records: list[LogRecord]) -> list[BudgetReport]:
+    rows = budget_rows(records)
+    return [BudgetReport(tuple(rows))] if rows else []
+
+
+def _plot(report: BudgetReport, stem: Path) -> list[str]:
+    return [plot_budgets(list(report.rows), stem.with_name(stem.name + ".png"))]
+
+
+def _view(report: BudgetReport) -> SectionView:
+    alt = "Accuracy against B_seq and B_total, with 95% intervals"
+    return SectionView(
+        heading="Accuracy against B_seq and B_total",
+        tables=(budget_table(list(report.rows)),),
+        plots=(Plot(alt, lambda stem: _plot(report, stem)),),
+    )
+
+
+BUDGETS = ReportSection("Accuracy against token budgets", "budgets", _build, _view)

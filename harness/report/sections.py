@@ -1,0 +1,149 @@
+"""Report sections that suites own, and their rendering to Markdown and HTML.
+
+A suite declares its section in the catalog (`Suite.section`, a `module:NAME` path to a
+`ReportSection`), so the generic report never names a suite:
+
+- `build(records)` turns the suite's logs into frozen results, one per log it reports;
+- `view(result)` says what a result shows: a title, tables, notes under a caption, and plot
+  writers; `section_markdown` and `section_html` render any view the same way.
+
+A suite whose section is its table (`Suite.own_table`, the suites that train) gets no row in the
+generic score table.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.logs import LogRecord
+
+Table = tuple[str, list[str], list[list[str]]]  # caption, header, rows
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A plot of a result: `write(stem)` saves it and returns the files (PNG first)."""
+
+    alt: str  # alt text, saying what the plot shows
+    write: Callable[[Path], list[str]]  # stem (no suffix) -> files written
+
+
+@dataclass(frozen=True)
+class SectionView:
+    """What one result of a section shows."""
+
+    heading: str  # a line naming the log (file, preset)
+    tables: tuple[Table, ...]  # (caption, header, rows)
+    notes_caption: str = ""  # what the notes are (claims, checks)
+    notes: tuple[str, ...] = ()  # one line each
+    plots: tuple[Plot, ...] = ()  # written beside the report
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A suite's part of `harness report`."""
+
+    title: str  # the section heading
+    tag: str  # file-name tag of its plots
+    build: Callable[[list[LogRecord]], list[Any]]  # the suite's logs -> frozen results
+    view: Callable[[Any], SectionView]  # a result -> what it shows
+
+
+@dataclass(frozen=True)
+class SectionOutput:
+    """A section and its results, as the report holds them."""
+
+    section: ReportSection  # the section
+    results: tuple[Any, ...] = field(default_factory=tuple)  # what `build` returned
+
+
+def load_section(path: str) -> ReportSection:
+    """The `ReportSection` at `module:NAME`."""
+    module, _, name = path.partition(":")
+    section = getattr(importlib.import_module(module), name)
+    if not isinstance(section, ReportSection):
+        raise TypeError(f"{path} is not a ReportSection")
+    return section
+
+
+def log_heading(record: LogRecord, detail: str = "") -> str:
+    """`task (detail; file name)`, the heading of a result made from one log."""
+    extra = f"{detail}; " if detail else ""
+    return f"{record.task} ({extra}{Path(record.path).name})"
+
+
+def markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table; `|` in cells is escaped."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(map(cell, head)) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def html_table(caption: str, head: list[str], rows: list[list[str]]) -> str:
+    """An HTML table with its caption, every cell escaped."""
+    th = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in head)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
+    )
+    return f"<table><caption>{html.escape(caption)}</caption><tr>{th}</tr>{body}</table>"
+
+
+def write_plots(output: SectionOutput, stem: Path) -> list[list[str]]:
+    """Write every plot of every result beside `stem`; the files per result, PNG first."""
+    files: list[list[str]] = []
+    n = 0
+    for result in output.results:
+        mine: list[str] = []
+        for plot in output.section.view(result).plots:
+            n += 1
+            mine += plot.write(stem.with_name(f"{stem.name}.{output.section.tag}-{n}"))
+        files.append(mine)
+    return files
+
+
+def section_markdown(output: SectionOutput, plot_files: list[list[str]]) -> str:
+    """The section in Markdown, pointing at its plots by file name."""
+    if not output.results:
+        return ""
+    parts = [f"\n## {output.section.title}\n"]
+    for result, files in zip(output.results, plot_files, strict=True):
+        view = output.section.view(result)
+        parts.append(f"\n### {view.heading}\n")
+        for caption, head, rows in view.tables:
+            parts.append(f"\n{caption}.\n\n{markdown_table(head, rows)}\n")
+        if view.notes:
+            parts.append(f"\n{view.notes_caption}:\n\n" + "".join(f"- {n}\n" for n in view.notes))
+        pngs = [f for f in files if f.endswith(".png")]
+        for plot, png in zip(view.plots, pngs, strict=False):
+            parts.append(f"\n![{plot.alt}]({Path(png).name})\n")
+    return "".join(parts)
+
+
+def section_html(output: SectionOutput, plot_files: list[list[str]]) -> str:
+    """The section in HTML, its plots embedded."""
+    if not output.results:
+        return ""
+    parts = [f"<h2>{html.escape(output.section.title)}</h2>"]
+    for result, files in zip(output.results, plot_files, strict=True):
+        view = output.section.view(result)
+        parts.append(f"<h3>{html.escape(view.heading)}</h3>")
+        parts += [html_table(*t) for t in view.tables]
+        if view.notes:
+            parts.append(f"<p>{html.escape(view.notes_caption)}:</p><ul>")
+            parts += [f"<li>{html.escape(n)}</li>" for n in view.notes]
+            parts.append("</ul>")
+        pngs = [f for f in files if f.endswith(".png")]
+        for plot, png in zip(view.plots, pngs, strict=False):
+            data = base64.b64encode(Path(png).read_bytes()).decode()
+            parts.append(f'<img alt="{html.escape(plot.alt)}" src="data:image/png;base64,{data}">')
+    return "".join(parts)
