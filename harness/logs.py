@@ -171,12 +171,23 @@ def judge_verdict(value: Any) -> dict[str, int] | None:
     return None
 
 
+SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential")
+
+
 def _canonical(args: dict[str, Any] | None, drop: frozenset[str]) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (k, json.dumps(v, sort_keys=True, default=str))
-        for k, v in sorted((args or {}).items())
-        if k not in drop
-    )
+    """Sorted (name, JSON value) pairs; a value whose name looks secret becomes a short hash.
+
+    The hash keeps two runs with different keys apart without printing the key in a table.
+    """
+    out = []
+    for k, v in sorted((args or {}).items()):
+        if k in drop:
+            continue
+        text = json.dumps(v, sort_keys=True, default=str)
+        if any(word in k.lower() for word in SECRET_WORDS) and v not in (None, ""):
+            text = "<redacted #" + hashlib.sha256(text.encode()).hexdigest()[:6] + ">"
+        out.append((k, text))
+    return tuple(out)
 
 
 def identity_of(spec: dict[str, Any], ids: Iterable[str]) -> LogIdentity:

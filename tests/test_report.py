@@ -40,10 +40,15 @@ def three_models(tmp_path):
     return log_dir
 
 
+def _name(model: str) -> str:
+    """The file name of a replay spec, without the model arguments the label adds."""
+    return model.split(" (")[0].split("/")[-1]
+
+
 def test_pairs_use_mcnemar_and_holm(three_models):
     data = build_report([str(three_models)])
     assert {r.value for r in data.scores} == {0.75, 0.5, 0.0}
-    by_pair = {(p.model_a.split("/")[-1], p.model_b.split("/")[-1]): p for p in data.pairs}
+    by_pair = {(_name(p.model_a), _name(p.model_b)): p for p in data.pairs}
     # good vs half: 10 discordant items, all favouring good
     good_half = by_pair[("good.jsonl", "half.jsonl")]
     assert good_half.test.estimate == pytest.approx(0.25)
@@ -106,7 +111,8 @@ def test_accuracy_against_budgets_for_direct_sr_and_pdr(tmp_path):
         )
         assert ok
     data = build_report([str(log_dir)])
-    rows = {r.model: r for r in data.budgets}
+    [budgets] = [s for s in data.sections if s.section.tag == "budgets"]
+    rows = {r.model.split(" (")[0]: r for r in budgets.results[0].rows}
     assert [rows[m].method for m in ("scripted/x", "sr/scripted/x", "pdr/scripted/x")] == [
         "direct", "sr", "pdr",
     ]  # fmt: skip
@@ -125,5 +131,5 @@ def test_accuracy_against_budgets_for_direct_sr_and_pdr(tmp_path):
     files = CliRunner().invoke(main, ["report", str(log_dir), "-o", str(out)])
     assert files.exit_code == 0, files.output
     text = out.read_text()
-    assert "## Accuracy against token budgets" in text and "report.budgets.png" in text
-    assert (tmp_path / "report.budgets.png").stat().st_size > 10_000
+    assert "## Accuracy against token budgets" in text and "report.budgets-1.png" in text
+    assert (tmp_path / "report.budgets-1.png").stat().st_size > 10_000

@@ -42,11 +42,15 @@ def split_verdicts(values: list[dict]) -> tuple[list[int], list[int], list[int]]
 
 @metric
 def judge_naive() -> Metric:
-    """Share of all samples the judge calls correct (biased by the judge's errors)."""
+    """Share of the test items (no human label) the judge calls correct, as the report's.
+
+    Biased by the judge's errors; `harness.report.scores.judge_scores` gives the same share
+    with its interval from the log.
+    """
 
     def compute(scores: list[SampleScore]) -> float:
-        values = [s.score.value["judge"] for s in scores]  # type: ignore[index]
-        return sum(values) / len(values) if values else math.nan
+        test, _, _ = split_verdicts([s.score.value for s in scores])  # type: ignore[misc]
+        return sum(test) / len(test) if test else math.nan
 
     return compute
 

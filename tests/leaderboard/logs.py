@@ -47,6 +47,7 @@ def write_variant(
     log = template.model_copy(deep=True)
     log.eval.task = task
     log.eval.model = model
+    log.eval.model_args = {}  # the template's scripted answer is not this model's
     log.eval.metadata = {"harness_suite": task.split("_")[0]}
     rng = random.Random(seed)
     assert log.samples is not None

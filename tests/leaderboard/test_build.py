@@ -12,8 +12,10 @@ from pathlib import Path
 
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.leaderboard.collect import LogEntry
 from harness.leaderboard.ranking import task_table
+from harness.logs import LogIdentity, LogRecord, SampleScore, read_log
+from harness.report.pairs import Group
+from harness.report.scores import problem_means
 from tests.leaderboard.conftest import MODELS, N_SAMPLES, TASKS
 
 
@@ -62,16 +64,12 @@ def test_ranks_follow_the_holm_corrected_tests(built_site):
         assert not set(rows["scripted/weak"]["groups"]) & set(rows["local/middle"]["groups"])
 
 
-def _entry(model: str, values: list[float]) -> LogEntry:
-    return LogEntry(
-        path=f"{model}.eval",
-        suite="s",
-        task="t",
-        model=model,
-        created="2026-01-01",
-        values={f"i{i}": v for i, v in enumerate(values)},
-        errors=0,
+def _entry(model: str, values: list[float]) -> LogRecord:
+    identity = LogIdentity("s", "t", (), "h", len(values), model, ())
+    samples = tuple(
+        SampleScore(f"i{i}", 1, (("match", v),), "", {}, {}) for i, v in enumerate(values)
     )
+    return LogRecord(f"{model}.eval", identity, "2026-01-01", {}, samples)
 
 
 def test_shared_ranks_and_letter_groups_on_constructed_scores():
@@ -80,7 +78,7 @@ def test_shared_ranks_and_letter_groups_on_constructed_scores():
     b = _entry("b", [1.0] * (n - 3) + [0.0] * 3)  # 3 discordant pairs: not separable from a
     c = _entry("c", [1.0] * 100 + [0.0] * 100)  # far below both
     d = _entry("d", [1.0] * 97 + [0.0] * 103)  # next to c
-    table = task_table([c, a, d, b])
+    table = task_table(Group("s", "t", "t", (c, a, d, b)))
     rows = {r.model: r for r in table.rows}
     assert [r.model for r in table.rows] == ["a", "b", "c", "d"]
     assert rows["a"].rank == rows["b"].rank == 1
@@ -176,13 +174,11 @@ def test_plots_are_well_formed_svg(built_site):
 def test_json_logs_read_like_eval_logs(built_site, tmp_path):
     from inspect_ai.log import read_eval_log, write_eval_log
 
-    from harness.leaderboard.collect import read_entry
-
     site, _ = built_site
     source = next((site.parent / "logs").glob("arith_hard-2.eval"))
     as_json = tmp_path / "same.json"
     write_eval_log(read_eval_log(str(source)), str(as_json))
-    a, b = read_entry(str(source)), read_entry(str(as_json))
-    assert isinstance(a, LogEntry) and isinstance(b, LogEntry)
-    assert (a.values, a.errors, a.model, a.task) == (b.values, b.errors, b.model, b.task)
-    assert a.errors == 2 and len(a.values) == N_SAMPLES
+    a, b = read_log(str(source)), read_log(str(as_json))
+    assert isinstance(a, LogRecord) and isinstance(b, LogRecord)
+    assert (problem_means(a), a.identity) == (problem_means(b), b.identity)
+    assert sum(bool(s.error) for s in a.samples) == 2 and len(problem_means(a)) == N_SAMPLES

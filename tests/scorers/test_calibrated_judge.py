@@ -9,9 +9,10 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
 from inspect_ai.solver import generate
 
-from harness.cli.run import summarize_log
+from harness.logs import read_log
 from harness.models.sample_context import bind_sample
 from harness.report.data import build_report
+from harness.report.scores import score_rows
 from harness.scorers.calibrated_judge import calibrated_judge
 from harness.stats.judge_calibration import rogan_gladen_from_labels
 
@@ -49,9 +50,9 @@ def test_corrected_score_matches_rogan_gladen_on_the_same_split(tmp_path):
     expected = rogan_gladen_from_labels(test, human, judge)
     metrics = log.results.scores[0].metrics
     assert metrics["judge_corrected"].value == pytest.approx(expected.estimate)
-    assert metrics["judge_naive"].value == pytest.approx(VERDICT.mean())
+    assert metrics["judge_naive"].value == pytest.approx(np.mean(test))  # test items only
 
-    rows = {r.metric: r for r in summarize_log(log.location, "toy", "task", "scripted/x")}
+    rows = {r.metric: r for r in score_rows(read_log(log.location))}
     corrected, naive = rows["judge (corrected)"], rows["judge (naive)"]
     assert (corrected.value, corrected.ci_low, corrected.ci_high) == pytest.approx(
         (expected.estimate, expected.low, expected.high)
@@ -78,6 +79,6 @@ def test_useless_judge_is_refused_not_a_number(tmp_path):
         scorer=calibrated_judge(noisy_judge(), human_labels=str(labels)),
     )
     (log,) = eval(task, model="scripted/x", log_dir=str(tmp_path / "logs"), display="none")
-    rows = {r.metric: r for r in summarize_log(log.location, "toy", "task", "scripted/x")}
+    rows = {r.metric: r for r in score_rows(read_log(log.location))}
     assert rows["judge (corrected)"].ci_method.startswith("refused: ")
     assert "chance" in rows["judge (corrected)"].ci_method

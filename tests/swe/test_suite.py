@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from inspect_ai import eval as inspect_eval
 
 import harness.plugin  # noqa: F401  (registers bwrap and replay/)
+from harness.cli.validate import validate
 from harness.errors import HarnessUsageError
 from harness.sandbox import BwrapConfig, bwrap_available
 from harness.suites.swe_rebench.repos import RepoUnavailableError, materialise
@@ -19,7 +20,6 @@ from harness.suites.swe_rebench.runner import bwrap_sandbox, copy_into_sandbox, 
 from harness.suites.swe_rebench.scoring import TEST_PATCH_APPLY_FAILED
 from harness.suites.swe_rebench.task import extract_patch, load_swe_tasks, swe_rebench
 from harness.suites.swe_rebench.task_format import load_tasks
-from harness.cli.validate import validate
 from harness.suites.swe_rebench.validate import validate_tasks
 from tests.swe.make_fixture_tasks import FIXTURES, make_fixture_tasks
 

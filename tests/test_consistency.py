@@ -1,0 +1,147 @@
+"""One set of logs, three readers: `harness eval --json`, `harness report` and leaderboard.json
+print the same score, interval, n and error count for every (task, model), judge scores
+included; and logs that are not comparable are refused with the reason by report and site."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from inspect_ai import Task, eval
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
+from inspect_ai.solver import generate
+
+from harness.cli import main
+from harness.leaderboard.build import build_site
+from harness.logs import read_log
+from harness.models.sample_context import bind_sample
+from harness.report.data import build_report
+from harness.report.scores import score_rows
+from harness.scorers.calibrated_judge import calibrated_judge
+
+N = 120
+rng = np.random.default_rng(11)
+TRUTH = rng.binomial(1, 0.4, N)
+VERDICT = np.where(TRUTH == 1, rng.binomial(1, 0.9, N), rng.binomial(1, 0.25, N))
+LABELLED = set(range(0, N, 3))
+FAILING = "s1,s2,s3,s4,s5"  # samples whose model call raises; s3 has a human label
+
+
+@scorer(metrics=[accuracy()])
+def fixed_judge():
+    async def score(state, target):
+        i = int(str(state.sample_id).removeprefix("s"))
+        return Score(value=CORRECT if VERDICT[i] else INCORRECT)
+
+    return score
+
+
+def _eval_json(log_dir: Path, *args: str) -> list[dict]:
+    result = CliRunner().invoke(
+        main, ["eval", "--suite", "arith", "--log-dir", str(log_dir), "--json", *args]
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout[result.stdout.index("[") :])
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("consistency")
+    log_dir = root / "logs"
+    eval_rows = []
+    eval_rows += _eval_json(log_dir, "--model", "scripted/a", "-T", "n=30", "-T", "difficulty=1",
+                            "-M", "fail=arith-1,arith-2,arith-3")  # fmt: skip
+    eval_rows += _eval_json(log_dir, "--model", "scripted/b", "-T", "n=30", "-T", "difficulty=1")
+    eval_rows += _eval_json(log_dir, "--model", "scripted/c", "-T", "n=30", "-T", "difficulty=3")
+    labels = root / "human.jsonl"
+    labels.write_text("".join(json.dumps({"id": f"s{i}", "human": int(TRUTH[i])}) + "\n"
+                              for i in sorted(LABELLED)))  # fmt: skip
+    task = Task(
+        dataset=MemoryDataset([Sample(id=f"s{i}", input="q", target="a") for i in range(N)]),
+        solver=[bind_sample(), generate()],
+        scorer=calibrated_judge(fixed_judge(), human_labels=str(labels)),
+        metadata={"harness_suite": "toy"},
+        name="judged",
+    )
+    (log,) = eval(task, model="scripted/j", model_args={"fail": FAILING}, log_dir=str(log_dir),
+                  display="none", fail_on_error=False, score_on_error=True)  # fmt: skip
+    # what `harness eval` prints for a log: the rows `run_eval` builds (score_rows of the log)
+    eval_rows += [r.as_dict() for r in score_rows(read_log(log.location))]
+    return log_dir, eval_rows
+
+
+def _close(a, b):
+    return (a is None and b is None) or (
+        a is not None and b is not None and abs(a - b) <= 1e-6 * max(1.0, abs(a))
+    )
+
+
+def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
+    log_dir, eval_rows = logs
+    report = build_report([str(log_dir)])
+    site = build_site([str(log_dir)], str(tmp_path / "site"), viewer=False)
+    board = json.loads((Path(site.site) / "leaderboard.json").read_text())
+    report_rows = {(r.log, r.metric): r.as_dict() for r in report.scores}
+    site_rows = {(row["log"], t["task"]): row for t in board["tasks"] for row in t["rows"]}
+    assert len(eval_rows) == 5 and len(report_rows) == 5  # 3 accuracy + judge naive, corrected
+    errors_seen = set()
+    for row in eval_rows:
+        mine = report_rows[(row["log"], row["metric"])]
+        for key in ("value", "ci_low", "ci_high"):
+            assert _close(row[key], mine[key]), (row, mine)
+        assert (row["n"], row["errors"], row["ci_method"]) == (
+            mine["n"], mine["errors"], mine["ci_method"],
+        )  # fmt: skip
+        [site_row] = [v for (name, _), v in site_rows.items() if name == Path(row["log"]).name]
+        if row["metric"] == "judge (corrected)":
+            assert _close(row["value"], site_row["judge_corrected"])
+            assert _close(row["ci_low"], site_row["judge_corrected_ci"][0])
+            assert _close(row["ci_high"], site_row["judge_corrected_ci"][1])
+            continue
+        if row["metric"] == "judge (naive)":
+            assert _close(row["value"], site_row["judge_naive"])
+        for ours, theirs in (("value", "score"), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
+            assert _close(row[ours], site_row[theirs]), (row, site_row)
+        assert (row["n"], row["errors"]) == (site_row["n"], site_row["errors"])
+        errors_seen.add(row["errors"])
+    assert {0, 3, 5} <= errors_seen  # the failing calls are counted, the same way everywhere
+    # every errored sample is a test item the judge calls wrong, the labelled s3 included
+    judge = [r for r in eval_rows if r["metric"] == "judge (naive)"][0]
+    assert judge["n"] == N - len(LABELLED) + 1 and judge["errors"] == 5
+
+
+def test_different_task_arguments_are_not_paired(logs, tmp_path):
+    log_dir, _ = logs
+    report = build_report([str(log_dir)])
+    arith_pairs = [p for p in report.pairs if p.task.startswith("arith")]
+    assert [(p.model_a, p.model_b) for p in arith_pairs] == [
+        ('scripted/a (fail="arith-1,arith-2,arith-3")', "scripted/b")
+    ]
+    assert arith_pairs[0].task == "arith [difficulty=1]"
+    [refused_a, refused_b] = [n for n in report.not_comparable if n.task == "arith"]
+    assert "difficulty 1 vs 3" in refused_a.reason and "difficulty 1 vs 3" in refused_b.reason
+    out = tmp_path / "r.md"
+    result = CliRunner().invoke(main, ["report", str(log_dir), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "## Not compared" in text and "task arguments differ: difficulty 1 vs 3" in text
+    site = build_site([str(log_dir)], str(tmp_path / "site"), viewer=False)
+    board = json.loads((Path(site.site) / "leaderboard.json").read_text())
+    assert {t["task"] for t in board["tasks"]} >= {"arith [difficulty=1]", "arith [difficulty=3]"}
+    hard = [t for t in board["tasks"] if t["task"] == "arith [difficulty=3]"][0]
+    assert hard["pairs"] == []  # alone in its group: compared with nobody
+    assert any("difficulty 1 vs 3" in n["reason"] for n in board["not_comparable"])
+    index = (Path(site.site) / "index.html").read_text()
+    assert "Logs not compared" in index and "difficulty 1 vs 3" in index
+
+
+def test_an_older_log_of_the_same_identity_is_superseded_and_listed(logs, tmp_path):
+    log_dir, _ = logs
+    again = tmp_path / "again"
+    _eval_json(again, "--model", "scripted/b", "-T", "n=30", "-T", "difficulty=1")
+    report = build_report([str(log_dir), str(again)])
+    superseded = [b for b in report.left_out if "superseded" in b.reason]
+    assert len(superseded) == 1 and str(again) in superseded[0].reason
+    assert sum(1 for r in report.scores if r.model == "scripted/b") == 1
