@@ -12,8 +12,9 @@ same identity.
   and its model and model arguments. Two logs are compared only when all but the model agree
   (`LogIdentity.comparable`). `select_logs` keeps the newest finished log of each identity and
   lists the others as superseded.
-- `load_training_runs` and `read_samples` read whole samples (metadata beyond the summaries'
-  thinned copy), for suites that train.
+- `read_full_log`, `read_samples` and `load_training_runs` read whole samples (outputs, and
+  metadata beyond the summaries' thinned copy): for replayed outputs, SuCo's trajectories and
+  the suites that train.
 """
 
 from __future__ import annotations
@@ -343,11 +344,24 @@ def read_logs(dirs: Iterable[str], threads: int = 4) -> Selection:
         return select_logs(pool.map(read_log, paths))
 
 
-def read_samples(location: str) -> list[Any]:
-    """The whole samples of a log (inspect's `EvalSample`), for metadata the summaries thin."""
+def read_full_log(location: str) -> Any:
+    """A whole log (inspect's `EvalLog`, samples included), or a usage error saying why not.
+
+    Read in a worker thread: inspect's reader runs its own event loop, which must not share the
+    caller's thread state with a later in-process eval (that corrupts the next eval's loop).
+    """
     from inspect_ai.log import read_eval_log
 
-    return list(read_eval_log(location).samples or [])
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(read_eval_log, location).result()
+    except Exception as ex:  # inspect raises many types for a file that is not a log
+        raise HarnessUsageError(f"{location}: not a readable inspect log ({ex})") from None
+
+
+def read_samples(location: str) -> list[Any]:
+    """The whole samples of a log (inspect's `EvalSample`), for metadata the summaries thin."""
+    return list(read_full_log(location).samples or [])
 
 
 def load_training_runs(location: str, keys: Sequence[str]) -> list[dict[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,15 +53,9 @@ def load_recorded(path: str) -> RecordedOutputs:
 
 
 def _from_log(file: Path) -> RecordedOutputs:
-    from inspect_ai.log import read_eval_log
+    from harness.logs import read_full_log
 
-    # read in a worker thread: reading runs its own event loop, which must not share this
-    # thread's state with a later eval (in-process, that corrupts the next eval's loop)
-    try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            log = pool.submit(read_eval_log, str(file)).result()
-    except Exception as ex:
-        raise HarnessUsageError(f"{file}: not a readable inspect log ({ex})") from None
+    log = read_full_log(str(file))
     by_id: dict[str, str] = {}
     by_epoch: dict[tuple[str, int], str] = {}
     for sample in log.samples or []:

@@ -88,16 +88,14 @@ def read_trajectories(
         HarnessUsageError: the log is missing or unreadable, or has no usable samples.
 
     """
-    from inspect_ai.log import read_eval_log
     from inspect_ai.scorer import value_to_float
+
+    from harness.logs import read_full_log
 
     location = str(path)
     if "://" not in location and not Path(location).is_file():
         raise HarnessUsageError(f"{location}: no such log file; give an inspect .eval/.json log")
-    try:
-        log = read_eval_log(location)
-    except Exception as ex:  # inspect raises many types for a file that is not a log
-        raise HarnessUsageError(f"{location}: not a readable inspect log ({ex})") from None
+    log = read_full_log(location)
     if not log.samples:
         raise HarnessUsageError(
             f"{location}: the log has no samples; give a log of a finished eval"
