@@ -12,6 +12,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.cli.typed_args import typed
 from harness.errors import HarnessUsageError
 from harness.report.scores import SummaryRow
 from harness.suites.catalog import Suite, get_suite
@@ -50,7 +51,7 @@ def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -
         )
     tasks = []
     for fn in suite.tasks:
-        args = {k: v for k, v in task_args.items() if k in params[fn]}
+        args = typed(fn, {k: v for k, v in task_args.items() if k in params[fn]}, "-T")
         if "data_dir" in params[fn] and data_dir is not None:
             args["data_dir"] = data_dir
         tasks.append(fn(**args))
@@ -68,8 +69,9 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
             raise HarnessUsageError(
                 f"model spec '{spec}' needs the form PROVIDER/NAME, for example local/tiny-arith"
             )
+        args = provider_args(provider, spec, model_args)
         try:
-            models.append(get_model(spec, config=GenerateConfig(seed=seed), **model_args))
+            models.append(get_model(spec, config=GenerateConfig(seed=seed), **args))
         except ValueError as ex:
             if "not recognized" not in str(ex) and "Model name" not in str(ex):
                 raise
@@ -80,6 +82,28 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
         except TypeError as ex:
             raise HarnessUsageError(f"bad -M argument for {spec}: {ex}") from None
     return models
+
+
+def provider_args(provider: str, spec: str, model_args: dict[str, Any]) -> dict[str, Any]:
+    """-M arguments typed by a harness provider's constructor; unknown keys listed as errors.
+
+    inspect-ai's own providers take their arguments as read.
+    """
+    from harness.models.providers import provider_class
+
+    cls = provider_class(provider)
+    if cls is None:
+        return model_args
+    params = inspect.signature(cls.__init__).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    valid = [k for k in params if k not in ("self", "model_name", "config", "base_url", "api_key")]
+    unknown = sorted(set(model_args) - set(params))
+    if unknown and not takes_any:
+        raise HarnessUsageError(
+            f"{spec} has no -M argument {', '.join(repr(u) for u in unknown)}; "
+            f"its -M arguments are: {', '.join(valid) or '(none)'}"
+        )
+    return typed(cls, model_args, "-M")
 
 
 def method_descriptions(models: list[Any]) -> dict[str, dict[str, Any]]:

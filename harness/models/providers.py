@@ -12,6 +12,27 @@ from inspect_ai.model import ModelAPI, modelapi
 
 from harness.errors import HarnessUsageError
 
+# the classes of the providers defined here, whose -M arguments `harness eval` checks against
+# their constructors' signatures (imported on demand: `local/` needs torch)
+PROVIDER_CLASSES = {
+    "local": "harness.models.local:LocalTorchAPI",
+    "replay": "harness.models.replay:ReplayAPI",
+    "scripted": "harness.models.scripted:ScriptedAPI",
+    "pdr": "harness.models.methods.refine_api:RefineAPI",
+    "sr": "harness.models.methods.refine_api:SequentialRefineAPI",
+    "suco": "harness.models.methods.suco_exit:SucoExitAPI",
+}
+
+
+def provider_class(name: str) -> type[ModelAPI] | None:
+    """The ModelAPI class of a harness provider, or None for any other provider."""
+    import importlib
+
+    if name not in PROVIDER_CLASSES:
+        return None
+    module, _, attr = PROVIDER_CLASSES[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
 
 @modelapi(name="local")
 def local() -> type[ModelAPI]:

@@ -1,0 +1,131 @@
+"""Convert `-T` and `-M` values to the types the task's or the provider's signature declares.
+
+`harness.cli.kv_args` reads each value as JSON where it can; here it is checked against the
+parameter's annotation: int, float, bool, str, `Literal[...]`, `X | None` and `list[X]` (a list
+may be written `a,b,c`). A value that does not convert is a usage error naming the flag, the key,
+the value, the type wanted and, for a `Literal`, the valid choices. Parameters without an
+annotation, or with one not listed here, take the value as read.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from harness.errors import HarnessUsageError
+
+TRUE_WORDS = {"true", "yes", "1", "on"}
+FALSE_WORDS = {"false", "no", "0", "off"}
+
+
+class _NoMatch(Exception):
+    """The value does not convert to this type."""
+
+
+def _type_name(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(c) for c in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(annotation))
+    if origin is list:
+        (item,) = typing.get_args(annotation) or (Any,)
+        return f"a list of {_type_name(item)} (a,b,c)"
+    if annotation is type(None):
+        return "null"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _convert(value: Any, annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    if annotation is Any or annotation is inspect.Parameter.empty:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        members = typing.get_args(annotation)
+        if value is None and type(None) in members:
+            return None
+        # an exact type match first (so 3 stays an int in `str | int`), then conversions
+        for member in members:
+            if isinstance(member, type) and type(value) is member:
+                return value
+        for member in members:
+            try:
+                return _convert(value, member)
+            except _NoMatch:
+                continue
+        raise _NoMatch
+    if origin is typing.Literal:
+        choices = typing.get_args(annotation)
+        for choice in choices:
+            if value == choice or str(value) == str(choice):
+                return choice
+        raise _NoMatch
+    if origin is list:
+        (item,) = typing.get_args(annotation) or (Any,)
+        items = value if isinstance(value, list) else [v for v in str(value).split(",") if v]
+        from harness.cli.kv_args import parse_value
+
+        return [_convert(parse_value(v) if isinstance(v, str) else v, item) for v in items]
+    if annotation is type(None):
+        if value is None:
+            return None
+        raise _NoMatch
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in TRUE_WORDS:
+            return True
+        if text in FALSE_WORDS:
+            return False
+        raise _NoMatch
+    if annotation is int:
+        if isinstance(value, bool):
+            raise _NoMatch
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise _NoMatch
+    if annotation is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _NoMatch
+        return float(value)
+    if annotation is str:
+        if isinstance(value, list | dict):
+            raise _NoMatch
+        return value if isinstance(value, str) else ("null" if value is None else str(value))
+    return value  # a type we do not check: as read
+
+
+def convert(value: Any, annotation: Any, flag: str, key: str) -> Any:
+    """`value` as `annotation`, or a usage error naming the flag, key, value and type wanted."""
+    try:
+        return _convert(value, annotation)
+    except (_NoMatch, TypeError, ValueError):
+        raise HarnessUsageError(
+            f"{flag} {key}={value!r}: wants {_type_name(annotation)}, got {type(value).__name__}"
+        ) from None
+
+
+def hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Parameter annotations of a function or class constructor, resolved; empty where absent."""
+    target = fn.__init__ if inspect.isclass(fn) else fn  # type: ignore[misc]
+    target = inspect.unwrap(target)
+    try:
+        resolved = typing.get_type_hints(target)
+    except Exception:  # an annotation that cannot be resolved: check nothing for it
+        resolved = {}
+    params = inspect.signature(target).parameters
+    return {name: resolved.get(name, inspect.Parameter.empty) for name in params}
+
+
+def typed(fn: Callable[..., Any], args: dict[str, Any], flag: str) -> dict[str, Any]:
+    """`args` converted to `fn`'s annotations; keys it does not declare are left as read."""
+    annotations = hints(fn)
+    return {
+        k: convert(v, annotations[k], flag, k) if k in annotations else v for k, v in args.items()
+    }
