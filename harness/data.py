@@ -129,20 +129,33 @@ def _validate(spec: DatasetSpec, source: str, number: int, item: Any) -> dict[st
 
 
 def _read_local(path: Path) -> list[tuple[int, Any]]:
-    text = path.read_text(encoding="utf-8")
+    """Rows of a local .json or .jsonl file; a line that is not UTF-8 or JSON is a bad row."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise HarnessUsageError(f"{path}: the file is empty; put the rows there or fix --data-dir")
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
+            parsed = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as ex:
+            raise HarnessUsageError(
+                f"{path}: not UTF-8 text (byte {ex.start}); save the file as UTF-8"
+            ) from None
         except json.JSONDecodeError as ex:
             raise HarnessUsageError(f"{path}: not valid JSON ({ex}); fix the file") from None
-        items = data if isinstance(data, list) else [data]
+        items = parsed if isinstance(parsed, list) else [parsed]
         return list(enumerate(items, start=1))
     out: list[tuple[int, Any]] = []
     number = 0
-    for line in text.splitlines():
-        if not line.strip():
+    for raw_line in data.splitlines():
+        if not raw_line.strip():
             continue
         number += 1
+        try:
+            line = raw_line.decode("utf-8")
+        except UnicodeDecodeError as ex:
+            reason = f"is not UTF-8 text (byte {ex.start} of the line)"
+            out.append((number, RowError(str(path), number, "*", reason)))
+            continue
         try:
             out.append((number, json.loads(line)))
         except json.JSONDecodeError as ex:

@@ -1,9 +1,12 @@
-"""Where the harness keeps what it makes: the user's cache folder for built-in models."""
+"""Where the harness keeps what it makes, and checks of the folders and files a user names."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+
+from harness.errors import HarnessUsageError
 
 
 def cache_dir() -> Path:
@@ -20,3 +23,45 @@ def cache_dir() -> Path:
         path = Path(xdg) / "harness"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def writable_dir(path: str | os.PathLike[str], what: str) -> Path:
+    """`path` as a folder that exists (created if missing) and can be written, else a usage error.
+
+    `what` names the option in the message, for example "--log-dir".
+    """
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise HarnessUsageError(f"{what} '{folder}' is a file, not a folder; name a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as ex:
+        raise HarnessUsageError(
+            f"{what} '{folder}' cannot be created ({ex.strerror or ex}); name a writable folder"
+        ) from None
+    try:  # a real write: root passes os.access checks on folders it still cannot write (/proc)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as ex:
+        raise HarnessUsageError(
+            f"{what} '{folder}' is not writable ({ex.strerror or ex}); name a writable folder"
+        ) from None
+    return folder
+
+
+def writable_file(path: str | os.PathLike[str], what: str) -> Path:
+    """`path` as a file that can be written (its folder created), else a usage error."""
+    file = Path(path)
+    if file.is_dir():
+        raise HarnessUsageError(f"{what} '{file}' is a folder; name a file")
+    writable_dir(file.parent if str(file.parent) else ".", f"the folder of {what}")
+    if file.exists() and not os.access(file, os.W_OK):
+        raise HarnessUsageError(f"{what} '{file}' is not writable")
+    return file
+
+
+def port_number(port: int) -> int:
+    """A TCP port in 0..65535 (0: any free port), else a usage error."""
+    if not 0 <= port <= 65535:
+        raise HarnessUsageError(f"--port must be in 0..65535 (0 picks a free port), got {port}")
+    return port

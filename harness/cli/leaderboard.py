@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from harness.errors import HarnessUsageError, exit_on_usage_error
+from harness.paths import port_number, writable_dir
 
 
 @click.group("leaderboard")
@@ -29,6 +30,7 @@ def build(log_dirs: tuple[str, ...], out: str, title: str, no_viewer: bool, alph
 
     if not 0 < alpha < 1:
         raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha}")
+    writable_dir(out, "-o")
     result = build_site(list(log_dirs), out, title=title, viewer=not no_viewer, alpha=alpha)
     for bad in result.left_out:
         click.echo(f"left out {bad.path}: {bad.reason}", err=True)
@@ -43,6 +45,7 @@ def serve(site: str, port: int) -> None:
     """Serve a built site on 127.0.0.1 (with range requests, for the log viewer)."""
     from harness.leaderboard.serve import serve as run_server
 
+    port_number(port)
     if not (Path(site) / "index.html").is_file():
         raise HarnessUsageError(f"'{site}' is not a built site (no index.html); run `build`")
     run_server(Path(site), port)

@@ -6,6 +6,7 @@ import click
 
 from harness.cli import main
 from harness.errors import exit_on_usage_error
+from harness.paths import writable_file
 
 
 @main.command("report")
@@ -18,6 +19,9 @@ def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None) -> N
     from harness.report.data import build_report
     from harness.report.render import write_report
 
+    target = writable_file(output or f"report.{fmt}", "-o")
     data = build_report(list(log_dirs))
-    for path in write_report(data, output or f"report.{fmt}", fmt):
+    for bad in data.left_out:
+        click.echo(f"left out {bad.path}: {bad.reason}", err=True)
+    for path in write_report(data, str(target), fmt):
         click.echo(f"wrote {path}")

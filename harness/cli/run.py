@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.cli.typed_args import typed
 from harness.errors import HarnessUsageError
+from harness.paths import writable_dir
 from harness.report.scores import SummaryRow
 from harness.suites.catalog import Suite, get_suite
 
@@ -143,6 +144,7 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     if req.limit is not None and req.limit < 1:
         raise HarnessUsageError(f"--limit must be at least 1, got {req.limit}")
     suite = get_suite(req.suite)
+    writable_dir(req.log_dir, "--log-dir")
     specs = req.models or ((suite.default_model,) if suite.default_model else ())
     if not specs:
         raise HarnessUsageError(f"suite '{suite.name}' needs --model, for example local/tiny-arith")
