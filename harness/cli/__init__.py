@@ -7,6 +7,8 @@ their heavy dependencies inside the command); the others load on first use.
 from __future__ import annotations
 
 import importlib
+import sys
+from typing import Any
 
 import click
 
@@ -28,6 +30,25 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Eager and lazy subcommands, sorted."""
         return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS})
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command; click's own usage errors become one line on stderr, exit 2.
+
+        The same form as `harness.errors.exit_on_usage_error` gives our own usage errors:
+        `harness: error: <what is wrong>; see `<command> --help``.
+        """
+        kwargs.pop("standalone_mode", None)
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as ex:
+            ctx = getattr(ex, "ctx", None)
+            hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+            message = " ".join(ex.format_message().split()).rstrip(".")
+            print(f"harness: error: {message}{hint}", file=sys.stderr)
+            sys.exit(ex.exit_code)
+        except click.Abort:
+            print("harness: aborted", file=sys.stderr)
+            sys.exit(1)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The subcommand, importing its module if it is a lazy one."""
