@@ -9,7 +9,9 @@ and its 95% interval with the method named. Errored samples stay in n and count 
 from __future__ import annotations
 
 import inspect
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.cli.typed_args import typed
@@ -71,6 +73,10 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
                 f"model spec '{spec}' needs the form PROVIDER/NAME, for example local/tiny-arith"
             )
         args = provider_args(provider, spec, model_args)
+        if provider == "replay" and Path(name).expanduser().exists():
+            # the identity is the absolute path: a retry or `inspect score` from another folder
+            # finds the file, and one relative name used in two folders is not one model
+            spec = f"replay/{Path(name).expanduser().resolve()}"
         try:
             models.append(get_model(spec, config=GenerateConfig(seed=seed), **args))
         except ValueError as ex:
@@ -105,6 +111,36 @@ def provider_args(provider: str, spec: str, model_args: dict[str, Any]) -> dict[
             f"its -M arguments are: {', '.join(valid) or '(none)'}"
         )
     return typed(cls, model_args, "-M")
+
+
+def check_replay_ids(models: list[Any], tasks: list[Any], limit: int | None) -> None:
+    """Recorded outputs against each task's sample ids, before anything runs.
+
+    None matching in any task is a usage error showing the ids each side has; a partial match
+    is said on stderr as a count (samples without an output will error and count as wrong).
+    """
+    for model in models:
+        recorded = getattr(model.api, "recorded", None)
+        if recorded is None:
+            continue
+        counts = []
+        for task in tasks:
+            ids = [str(s.id) for s in list(task.dataset)[:limit]]
+            counts.append((task.name, ids, sum(1 for i in ids if i in recorded.by_id)))
+        if not any(found for _, _, found in counts):
+            theirs = ", ".join(list(recorded.by_id)[:3])
+            ours = "; ".join(f"'{name}': {', '.join(ids[:3])}" for name, ids, _ in counts)
+            raise HarnessUsageError(
+                f"{recorded.source}: none of its ids ({theirs}, ...) is a sample id of the "
+                f'suite\'s tasks, whose ids are like {ours}; write those in the "id" field'
+            )
+        for name, ids, found in counts:
+            if found < len(ids):
+                print(
+                    f"harness: {recorded.source}: {found} of {len(ids)} samples of '{name}' "
+                    f"have an output; the other {len(ids) - found} will error",
+                    file=sys.stderr,
+                )
 
 
 def method_descriptions(models: list[Any]) -> dict[str, dict[str, Any]]:
@@ -151,6 +187,7 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     folder = resolve_data_dir(req.data_dir)
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
     models = build_models(specs, req.model_args, req.seed)
+    check_replay_ids(models, tasks, req.limit)
     methods = method_descriptions(models)
     if methods:
         tasks = [with_budget_recording(t) for t in tasks]

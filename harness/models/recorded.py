@@ -40,15 +40,26 @@ def load_recorded(path: str) -> RecordedOutputs:
         return _from_log(file)
     by_id: dict[str, str] = {}
     by_epoch: dict[tuple[str, int], str] = {}
+    seen: dict[tuple[str, int], int] = {}  # (id, epoch or 0) -> line
     for number, item in iter_jsonl(file):
         if "id" not in item or not isinstance(item.get("output"), str):
             raise HarnessUsageError(
                 f'{file} line {number}: expected {{"id": ..., "output": "text"}}; fix the line'
             )
         sid = str(item["id"])
+        key = (sid, int(item["epoch"])) if "epoch" in item else (sid, 0)
+        if key in seen:
+            where = f" epoch {key[1]}" if key[1] else ""
+            raise HarnessUsageError(
+                f"{file} line {number}: id '{sid}'{where} again (first at line {seen[key]}); "
+                "keep one output per id (and epoch)"
+            )
+        seen[key] = number
         by_id.setdefault(sid, item["output"])
         if "epoch" in item:
             by_epoch[(sid, int(item["epoch"]))] = item["output"]
+    if not seen:
+        raise HarnessUsageError(f"{file}: no recorded outputs (the file is empty)")
     return RecordedOutputs(str(file), by_id, by_epoch)
 
 
