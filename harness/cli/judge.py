@@ -91,10 +91,20 @@ def plan(p_hat: float, q0: float, q1: float, budget: int, pilot: int, as_json: b
         raise HarnessUsageError(
             f"need --budget >= 2 and 0 <= --pilot <= budget/2, got budget={budget}, pilot={pilot}"
         )
+    if q0 + q1 <= 1:
+        raise HarnessUsageError(
+            f"--q0 + --q1 must exceed 1 (a judge better than chance), got {q0} + {q1} = "
+            f"{q0 + q1:g}; with such a judge no correction helps: plan to label by hand"
+        )
+    theta = rogan_gladen(p_hat, 10**9, q0, q1, 10**9, 10**9).estimate
+    if not 0 < theta < 1:
+        raise HarnessUsageError(
+            f"--p {p_hat} with --q0 {q0} and --q1 {q1} puts the corrected share at {theta:g}, "
+            "where every item is one class and there is nothing to plan; give a --p strictly "
+            f"between {1 - q0:g} and {q1:g}"
+        )
     try:
         authors = allocate_authors(budget, p_hat, q0, q1, m_pilot=pilot)
-        # θ for the exact rule and R: the judge-corrected value of p, clipped
-        theta = rogan_gladen(p_hat, 10**9, q0, q1, 10**9, 10**9).estimate
         optimal = allocate_optimal(budget, theta, q0, q1)
         verdict = regime_ratio(theta, q0, q1)
     except ValueError as ex:

@@ -108,6 +108,11 @@ def score(
     if labelled and 0 < is_error.sum() < len(is_error):
         idx = np.array(labelled)
         for name, s in scores.items():
+            finite = s[idx][np.isfinite(s[idx])]
+            if finite.size < len(idx) or np.ptp(finite) == 0:
+                why = "some scores are undefined" if finite.size < len(idx) else "all tied"
+                result[f"auroc_{name}"] = {"estimate": None, "note": f"not estimable: {why}"}
+                continue
             ci = delong(-s[idx], is_error)
             result[f"auroc_{name}"] = {"estimate": _num(ci.estimate), "ci_low": _num(ci.low),
                                        "ci_high": _num(ci.high), "method": "delong"}  # fmt: skip
@@ -142,7 +147,9 @@ def score(
     click.echo(f"SAGE (reconstructed): {len(items)} items, k={k}, references={references}")
     for name in scores:
         a = result.get(f"auroc_{name}")
-        if a:
+        if a and a.get("estimate") is None:
+            click.echo(f"  AUROC {name:15s} {a.get('note', 'not estimable')}")
+        elif a:
             click.echo(f"  AUROC {name:15s} {a['estimate']:.3f} "
                        f"[{a['ci_low']:.3f}, {a['ci_high']:.3f}] (DeLong)")  # fmt: skip
     if "sage_minus_direct" in result:

@@ -81,9 +81,13 @@ def check_k(k: int, n_eligible: int, references: References) -> None:
     if k < 1:
         raise HarnessUsageError(f"k must be at least 1, got {k}")
     if k >= n_eligible:
+        if n_eligible < 2:
+            fix = "label more items correct, or pass --references all"
+        else:
+            fix = f"use --k {n_eligible - 1} or less"
         raise HarnessUsageError(
-            f"k={k} but only {n_eligible} items can be references "
-            f"(references={references}, the item itself excluded); use k < {n_eligible}"
+            f"k={k} needs k + 1 items that can be references (an item is never its own), but "
+            f"{n_eligible} can (references={references}); {fix}"
         )
 
 

@@ -30,8 +30,10 @@ class LabelFile:
 def read_labels(path: str, fields: tuple[str, ...]) -> LabelFile:
     """Read a JSONL file of `id` plus 0/1 `fields`, or raise a one-line usage error."""
     file = Path(path)
+    if file.is_dir():
+        raise HarnessUsageError(f"'{path}' is a folder; give a JSONL file of labels")
     if not file.is_file():
-        raise HarnessUsageError(f"file '{path}' not found")
+        raise HarnessUsageError(f"file '{path}' not found (or not a regular file)")
     ids: list[str] = []
     seen: dict[str, int] = {}
     values: dict[str, list[int]] = {f: [] for f in fields}
