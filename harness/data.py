@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,17 +165,61 @@ def _read_local(path: Path) -> list[tuple[int, Any]]:
     return out
 
 
+def _hub_unreachable(timeout: float = 5.0) -> str:
+    """Why the Hugging Face hub cannot be reached ("" when it can, or in offline mode).
+
+    In offline mode `datasets` reads its own cache. One connection attempt, so that a machine without a network fails at once with the hint
+    instead of after the hub client's retries.
+    """
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE"):
+        return ""
+    host = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co")).hostname or ""
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError as ex:
+        return f"{host}: {ex.strerror or type(ex).__name__}"
+    return ""
+
+
+@contextmanager
+def _quiet_hub_logs() -> Iterator[None]:
+    """Silence the hub client's per-retry log lines; the final error still reaches the user."""
+    import logging
+
+    loggers = [logging.getLogger(n) for n in ("huggingface_hub", "datasets", "fsspec", "urllib3")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
 def _read_hub(spec: DatasetSpec) -> list[tuple[int, Any]]:
     try:
         import datasets
     except ImportError:  # pragma: no cover - datasets is a core dependency
         raise HarnessUsageError("loading from the hub needs `pip install datasets`") from None
+    hint = f"pass --data-dir or set {DATA_DIR_ENV} to use a local copy"
+    unreachable = _hub_unreachable()
+    if unreachable:
+        raise HarnessUsageError(
+            f"{spec.name}: the hub is unreachable ({unreachable}) and no local copy was given; "
+            f"{hint}"
+        )
+    print(f"harness: loading {spec.name} from the hub ({spec.hub_id})", file=sys.stderr)
     try:
-        ds = datasets.load_dataset(spec.hub_id, spec.hub_config, split=spec.hub_split)
+        with _quiet_hub_logs():
+            ds = datasets.load_dataset(spec.hub_id, spec.hub_config, split=spec.hub_split)
     except Exception as ex:  # network, auth or a missing dataset
         raise HarnessUsageError(
             f"{spec.name}: could not load '{spec.hub_id}' from the hub ({type(ex).__name__}); "
-            f"pass --data-dir or set {DATA_DIR_ENV} to use a local copy"
+            f"{hint}"
         ) from None
     out: list[tuple[int, Any]] = []
     for number, row in enumerate(ds, start=1):
