@@ -168,8 +168,8 @@ def _read_local(path: Path) -> list[tuple[int, Any]]:
 def _hub_unreachable(timeout: float = 5.0) -> str:
     """Why the Hugging Face hub cannot be reached ("" when it can, or in offline mode).
 
-    In offline mode `datasets` reads its own cache. One connection attempt, so that a machine without a network fails at once with the hint
-    instead of after the hub client's retries.
+    In offline mode `datasets` reads its own cache. One connection attempt, so that a machine
+    without a network fails at once with the hint instead of after the hub client's retries.
     """
     import socket
     from urllib.parse import urlparse
