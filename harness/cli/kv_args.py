@@ -25,8 +25,8 @@ def parse_kv(pairs: Iterable[str], flag: str) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key or not key.replace("_", "").replace("-", "").isalnum():
             raise HarnessUsageError(
-                f"malformed {flag} '{pair}'; write it as {flag} key=value, "
-                f"for example {flag} limit=5"
+                f"malformed {flag} '{pair}'; write it as {flag} key=value (an unknown key is "
+                "answered with the keys the task or model takes)"
             )
         out[key.replace("-", "_")] = parse_value(value)
     return out

@@ -42,18 +42,19 @@ def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -
 
     A key goes to each task that takes it; one that no task of the suite takes is an error.
     """
-    params = {fn: inspect.signature(fn).parameters for fn in suite.tasks}
+    functions = suite.tasks
+    params = {fn: inspect.signature(fn).parameters for fn in functions}
     known = dict.fromkeys(p for ps in params.values() for p in ps)  # in signature order
     unknown = sorted(set(task_args) - set(known))
     if unknown:
-        names = "', '".join(fn.__name__ for fn in suite.tasks)
+        names = "', '".join(fn.__name__ for fn in functions)
         raise HarnessUsageError(
             f"suite '{suite.name}' task '{names}' has no argument "
             f"{', '.join(repr(u) for u in unknown)}; its -T arguments are: "
             f"{', '.join(p for p in known if p != 'data_dir') or '(none)'}"
         )
     tasks = []
-    for fn in suite.tasks:
+    for fn in functions:
         args = typed(fn, {k: v for k, v in task_args.items() if k in params[fn]}, "-T")
         if "data_dir" in params[fn] and data_dir is not None:
             args["data_dir"] = data_dir
@@ -184,7 +185,9 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     specs = req.models or ((suite.default_model,) if suite.default_model else ())
     if not specs:
         raise HarnessUsageError(f"suite '{suite.name}' needs --model, for example local/tiny-arith")
-    folder = resolve_data_dir(req.data_dir)
+    # only a suite that loads data checks the data folder (arith makes its own from a seed)
+    takes_data = any("data_dir" in inspect.signature(fn).parameters for fn in suite.tasks)
+    folder = resolve_data_dir(req.data_dir) if takes_data else None
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
     models = build_models(specs, req.model_args, req.seed)
     check_replay_ids(models, tasks, req.limit)

@@ -1,4 +1,4 @@
-"""Confidence intervals for a score: Wilson for binary scores, t for means.
+"""Confidence intervals for a score: Wilson for binary scores, t for means and ratios of means.
 
 Every function returns an `Interval`, a frozen result that names its method.
 """
@@ -9,6 +9,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 
@@ -17,11 +19,13 @@ class Interval:
     """A point estimate with a two-sided confidence interval.
 
     Attributes:
-        estimate: The point estimate (a proportion or a mean).
-        low: Lower bound of the interval.
-        high: Upper bound of the interval.
-        confidence: Nominal coverage, for example 0.95.
-        method: How the interval was computed, for example "wilson".
+        estimate: The point estimate (a proportion, a mean, a median or a ratio).
+        low: Lower bound of the interval; nan when it is not estimable.
+        high: Upper bound of the interval; nan when it is not estimable.
+        confidence: Coverage, for example 0.95: the nominal level, or for the exact methods
+            of `harness.stats.exact` the level they attain (0.953 for 8 seeds).
+        method: How the interval was computed, for example "wilson"; says "not estimable"
+            and why when there is no interval.
         n: Number of observations behind it.
 
     """
@@ -33,9 +37,28 @@ class Interval:
     method: str
     n: int
 
+    @property
+    def estimable(self) -> bool:
+        """False when the bounds are nan: too few observations for an interval at the level."""
+        return not (math.isnan(self.low) or math.isnan(self.high))
+
+    def text(self, spec: str = ".3f", *, scale: float = 1.0) -> str:
+        """The estimate and bounds, e.g. `0.620 [0.551, 0.684]`, each multiplied by `scale`.
+
+        Without bounds it reads `0.620 (not estimable at n = 3)`, and "–" without an estimate.
+        """
+        if math.isnan(self.estimate):
+            return "–"
+        est = format(scale * self.estimate, spec)
+        if not self.estimable:
+            return f"{est} (not estimable at n = {self.n})"
+        return f"{est} [{format(scale * self.low, spec)}, {format(scale * self.high, spec)}]"
+
     def summary(self) -> str:
         """One line of text, for example `0.620 [0.551, 0.684] (wilson, n=200)`."""
-        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}] ({self.method}, n={self.n})"
+        if not self.estimable and "not estimable" in self.method:
+            return f"{self.estimate:.3f} ({self.method})"
+        return f"{self.text()} ({self.method}, n={self.n})"
 
 
 def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Interval:
@@ -82,3 +105,103 @@ def t_interval(values: Sequence[float], *, confidence: float = 0.95) -> Interval
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
     half = stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, confidence, "t", n)
+
+
+def _linearised(
+    num: np.ndarray, den: np.ndarray, clusters: ArrayLike | None, confidence: float, method: str
+) -> Interval:
+    """sum(num) / sum(den) with a t interval from the clusters' linearised totals."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if num.ndim != 1 or num.shape != den.shape:
+        raise ValueError(f"need two 1-D arrays of one length, got {num.shape} and {den.shape}")
+    if not (np.all(np.isfinite(num)) and np.all(np.isfinite(den))):
+        raise ValueError("values must be finite; drop or impute nan and inf first")
+    n = num.size
+    if n == 0 or den.sum() == 0:
+        return Interval(math.nan, math.nan, math.nan, confidence, method, n)
+    ratio = float(num.sum() / den.sum())
+    if clusters is None:
+        codes = np.arange(n)
+    else:
+        labels = np.asarray(clusters)
+        if labels.shape != (n,):
+            raise ValueError(f"need one cluster label per item: {n} items, {labels.shape}")
+        codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
+    totals = np.bincount(codes, weights=num - ratio * den)  # (k,): linearised cluster totals
+    k = totals.size
+    if k < 2:
+        return Interval(ratio, math.nan, math.nan, confidence, method, n)
+    variance = k / (k - 1) * float(np.sum(totals**2)) / float(den.sum()) ** 2
+    half = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1)) * math.sqrt(variance)
+    return Interval(ratio, ratio - half, ratio + half, confidence, method, n)
+
+
+def ratio_interval(
+    numerator: ArrayLike,
+    denominator: ArrayLike,
+    *,
+    clusters: ArrayLike | None = None,
+    confidence: float = 0.95,
+) -> Interval:
+    """Student-t interval for a ratio of means, mean(a) / mean(b), by linearisation.
+
+    Args:
+        numerator: a_i, one per item (for example one model's tokens per forward per prompt).
+        denominator: b_i on the same items (the baseline's), in the same order.
+        clusters: One label per item when items come in groups that share something (a
+            trained seed); the groups are then the independent units. None: every item is.
+        confidence: Nominal coverage.
+
+    Returns:
+        An `Interval` with estimate R = sum(a) / sum(b) and method "delta-method t" (or
+        "delta-method t, clustered"); `n` is the number of items.
+
+    Notes:
+        With u_j = sum over cluster j of (a_i - R * b_i) and k clusters (items, without
+        labels), Var(R) = k / (k - 1) * sum_j u_j**2 / (sum b)**2, and the interval is
+        R +/- t_(k-1) * sqrt(Var(R)). Without clusters this is the textbook ratio-estimator
+        variance (s_a**2 - 2 R s_ab + R**2 s_b**2) / (n * mean(b)**2) (Cochran 1977, ch. 6),
+        and with b = 1 it is `t_interval`. In simulation (tests/stats/
+        test_coverage_few_seeds.py) it covered 95.2% for 300 prompts and 94.7 to 95.5% over
+        3 seed clusters of 100 prompts. With fewer than two clusters the bounds are nan.
+
+    References:
+        Cochran, W. G. (1977). Sampling Techniques, 3rd ed., ch. 6. Wiley.
+
+    """
+    num = np.asarray(numerator, dtype=float)
+    den = np.asarray(denominator, dtype=float)
+    method = "delta-method t" + (", clustered" if clusters is not None else "")
+    return _linearised(num, den, clusters, confidence, method)
+
+
+def clustered_t_interval(
+    values: ArrayLike, clusters: ArrayLike, *, confidence: float = 0.95
+) -> Interval:
+    """Student-t interval for a mean of clustered items, on k - 1 degrees of freedom.
+
+    Args:
+        values: One value per item.
+        clusters: One label per item; items with one label share something (a trained seed).
+        confidence: Nominal coverage.
+
+    Returns:
+        An `Interval` with the mean over items and method "clustered t"; `n` is the number
+        of items.
+
+    Notes:
+        The cluster-robust (sandwich) variance of the mean with the small-sample factor
+        k / (k - 1) and a t quantile on k - 1 degrees of freedom: with k clusters of equal
+        size it is the t interval over the k cluster means. It matches statsmodels
+        `OLS(values, 1).fit(cov_type="cluster", use_t=True).conf_int()`. Exact when cluster
+        means are normal, which averages of many items nearly are; a few clusters then give a
+        wide interval rather than a wrong one. With one cluster the bounds are nan.
+
+    References:
+        Cameron, A. C. and Miller, D. L. (2015). A practitioner's guide to cluster-robust
+        inference. Journal of Human Resources 50(2), 317-372.
+
+    """
+    x = np.asarray(values, dtype=float)
+    return _linearised(x, np.ones_like(x), clusters, confidence, "clustered t")

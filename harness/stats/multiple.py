@@ -3,6 +3,11 @@
 Comparing a model against several others, or on several suites, gives several p-values; at
 least one of twenty true nulls falls below 0.05 more often than not. `holm` controls the
 chance of any false rejection, `benjamini_hochberg` the expected share of false rejections.
+
+A nan p-value means "not tested" (no data, or a test that could not be run): it is left out of
+the family, so it neither counts towards m nor gets an adjusted value, and its adjusted
+p-value is nan and its hypothesis is not rejected. Reading nan as 0 would make an untested
+hypothesis the most significant one.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ class Adjusted:
     """P-values adjusted for multiple comparisons, in the order they were given.
 
     Attributes:
-        pvalues: The p-values as given.
+        pvalues: The p-values as given; nan marks a hypothesis that was not tested.
         adjusted: Adjusted p-values, one per input, in the input order; reject a hypothesis
-            at level alpha when its adjusted p-value is at most alpha.
-        reject: Whether each hypothesis is rejected at `alpha`, in the input order.
+            at level alpha when its adjusted p-value is at most alpha. nan where the input
+            was nan ("not tested"): those are left out of the correction.
+        reject: Whether each hypothesis is rejected at `alpha`, in the input order; False
+            where it was not tested.
         method: "holm" or "bh".
         alpha: The family-wise error rate (holm) or false discovery rate (bh) controlled.
 
@@ -38,15 +45,20 @@ class Adjusted:
     alpha: float
 
     def summary(self, *, fmt: Literal["text", "html"] = "text") -> str:
-        """Render as text, a header line and one line per p-value, or as an HTML table."""
+        """Render as text, a header line and one line per p-value, or as an HTML table.
+
+        A p-value that was not tested (nan) reads "not tested", never a number.
+        """
         rows = [
-            (f"{p:.4g}", f"{q:.4g}", "reject" if r else "keep")
+            ("not tested", "not tested", "not tested")
+            if np.isnan(p)
+            else (f"{p:.4g}", f"{q:.4g}", "reject" if r else "keep")
             for p, q, r in zip(self.pvalues, self.adjusted, self.reject, strict=True)
         ]
-        head = (
-            f"{self.method}, alpha={self.alpha:g}: {sum(self.reject)} of {len(self.reject)} "
-            "rejected"
-        )
+        tested = int(np.count_nonzero(~np.isnan(np.asarray(self.pvalues, dtype=float))))
+        head = f"{self.method}, alpha={self.alpha:g}: {sum(self.reject)} of {tested} rejected"
+        if tested < len(self.pvalues):
+            head += f" ({len(self.pvalues) - tested} not tested)"
         if fmt == "text":
             lines = [f"p={p} adjusted={q} {r}" for p, q, r in rows]
             return "\n".join([head, *lines])
@@ -63,22 +75,34 @@ def _validate(pvalues: ArrayLike, alpha: float) -> np.ndarray:
     p = np.asarray(pvalues, dtype=float)
     if p.ndim != 1:
         raise ValueError(f"pvalues must be one-dimensional, got shape {p.shape}")
-    if not np.all((p >= 0) & (p <= 1)):
-        raise ValueError("pvalues must lie in [0, 1] and not be nan")
+    tested = p[~np.isnan(p)]
+    if not np.all((tested >= 0) & (tested <= 1)):
+        raise ValueError("pvalues must lie in [0, 1] (nan marks a hypothesis not tested)")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     return p
 
 
-def _result(
-    p: np.ndarray, adjusted_sorted: np.ndarray, order: np.ndarray, method: str, alpha: float
-) -> Adjusted:
-    adjusted = np.empty_like(adjusted_sorted)
-    adjusted[order] = np.minimum(adjusted_sorted, 1.0)
+def _result(p: np.ndarray, method: Literal["holm", "bh"], alpha: float) -> Adjusted:
+    """Adjust the tested (non-nan) p-values among themselves; nan stays nan and is kept."""
+    tested = np.flatnonzero(~np.isnan(p))
+    q = p[tested]
+    m = q.size
+    order = np.argsort(q, kind="stable")
+    if method == "holm":
+        scaled = (m - np.arange(m)) * q[order]
+        adjusted_sorted = np.maximum.accumulate(scaled)
+    else:
+        scaled = m / np.arange(1, m + 1) * q[order]
+        adjusted_sorted = np.minimum.accumulate(scaled[::-1])[::-1]
+    adjusted = np.full(p.size, np.nan)
+    among = np.empty(m)
+    among[order] = np.minimum(adjusted_sorted, 1.0)
+    adjusted[tested] = among
     return Adjusted(
         pvalues=tuple(float(v) for v in p),
         adjusted=tuple(float(v) for v in adjusted),
-        reject=tuple(bool(v) for v in adjusted <= alpha),
+        reject=tuple(bool(v <= alpha) for v in adjusted),  # nan <= alpha is False
         method=method,
         alpha=alpha,
     )
@@ -93,18 +117,15 @@ def holm(pvalues: ArrayLike, *, alpha: float = 0.05) -> Adjusted:
     Notes:
         Valid under any dependence between the tests, and uniformly more powerful than
         Bonferroni. Matches `statsmodels.stats.multitest.multipletests(method="holm")`.
-        Tied p-values get the same adjusted value. An empty input gives empty tuples.
+        Tied p-values get the same adjusted value. An empty input gives empty tuples. nan
+        p-values are not tested: m counts only the others, and their adjusted value is nan.
 
     References:
         Holm, S. (1979). A simple sequentially rejective multiple test procedure.
         Scandinavian Journal of Statistics 6(2), 65-70.
 
     """
-    p = _validate(pvalues, alpha)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    scaled = (m - np.arange(m)) * p[order]
-    return _result(p, np.maximum.accumulate(scaled), order, "holm", alpha)
+    return _result(_validate(pvalues, alpha), "holm", alpha)
 
 
 def benjamini_hochberg(pvalues: ArrayLike, *, alpha: float = 0.05) -> Adjusted:
@@ -118,7 +139,8 @@ def benjamini_hochberg(pvalues: ArrayLike, *, alpha: float = 0.05) -> Adjusted:
         positive regression dependence (PRDS; Benjamini and Yekutieli 2001); under arbitrary
         dependence it is not guaranteed (their variant divides alpha by sum(1/j)). Matches
         `statsmodels.stats.multitest.multipletests(method="fdr_bh")`. Tied p-values get the
-        same adjusted value. An empty input gives empty tuples.
+        same adjusted value. An empty input gives empty tuples. nan p-values are not tested:
+        m counts only the others, and their adjusted value is nan.
 
     References:
         Benjamini, Y. and Hochberg, Y. (1995). Controlling the false discovery rate: a
@@ -127,11 +149,7 @@ def benjamini_hochberg(pvalues: ArrayLike, *, alpha: float = 0.05) -> Adjusted:
         multiple testing under dependency. Annals of Statistics 29(4), 1165-1188.
 
     """
-    p = _validate(pvalues, alpha)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    scaled = m / np.arange(1, m + 1) * p[order]
-    return _result(p, np.minimum.accumulate(scaled[::-1])[::-1], order, "bh", alpha)
+    return _result(_validate(pvalues, alpha), "bh", alpha)
 
 
 def adjust(pvalues: ArrayLike, *, method: Literal["holm", "bh"], alpha: float = 0.05) -> Adjusted:

@@ -24,6 +24,21 @@ _MCNEMAR_METHODS = ("exact", "midp")
 # n * 1e-16 of it, far below this, and real differences in resampled sums are far above it.
 _TIE_TOLERANCE = 1e-10
 
+# Up to this many non-zero differences the sign-flip test enumerates all 2**m flips (2**20
+# sums are 8 MiB; the test took 5 ms at m = 20 here); above it, it draws `n_resamples` at random.
+EXACT_MAX = 20
+
+
+def all_sign_flip_sums(d: np.ndarray) -> np.ndarray:
+    """Sum of s * d over every sign vector s in {-1, +1}**n, shape (2**n,), in no set order.
+
+    Built by doubling: the sums over the first j items, each plus and minus item j + 1.
+    """
+    sums = np.zeros(1)
+    for value in d:
+        sums = np.concatenate((sums + value, sums - value))
+    return sums
+
 
 @dataclass(frozen=True, slots=True)
 class PairedTest:
@@ -257,7 +272,7 @@ def paired_permutation(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> PairedTest:
-    """Paired permutation test: flip the sign of each item's difference at random.
+    """Paired permutation (sign-flip) test: every sign flip of the differences, or random ones.
 
     Under the null that the two models are exchangeable on every item, a - b is as likely
     as b - a, so each difference keeps or flips its sign with probability 1/2.
@@ -265,20 +280,26 @@ def paired_permutation(
     Args:
         a: Score of model a on each item (any real scores, 0/1 included).
         b: Score of model b on the same items, in the same order.
-        n_resamples: Number of random sign flips.
-        seed: Seed of the `numpy.random.Generator`.
+        n_resamples: Number of random sign flips, when there are more than `EXACT_MAX` (20)
+            non-zero differences; below that every flip is enumerated.
+        seed: Seed of the `numpy.random.Generator` for the random flips.
 
     Returns:
-        A `PairedTest` with method "paired permutation". A sign-flip test gives no interval:
-        `low`, `high` and `confidence` are nan (use `paired_bootstrap_diff` for one).
+        A `PairedTest` with method "paired permutation (exact)" when every flip was
+        enumerated, else "paired permutation (Monte Carlo)". A test gives no interval: `low`,
+        `high` and `confidence` are nan (`harness.stats.exact.sign_flip_interval` inverts
+        this test into one).
 
     Notes:
-        The p-value is (1 + #{|sum of flipped d| >= |sum of d|}) / (n_resamples + 1), which
-        is a valid p-value for a random subset of flips. For 0/1 scores the sign flips of the
-        discordant items are the exact McNemar test, so the p-value approaches its exact
-        p-value as n_resamples grows. Items with d = 0 do not change under a flip and are
-        left out of the matrix. With no discordant items the p-value is 1; with no items the
-        estimate and p-value are nan.
+        Items with d = 0 do not change under a flip and are left out. With m <= 20 non-zero
+        differences all 2**m flips are enumerated and the p-value is exact:
+        #{|sum of flipped d| >= |sum of d|} / 2**m, at least 2 / 2**m (the observed signs and
+        their mirror image), so 0.25 with three items. With more, `n_resamples` random flips
+        give (1 + #{...}) / (n_resamples + 1), a valid p-value for a random subset of flips;
+        `seed` then matters. For 0/1 scores the sign flips of the discordant items are the
+        exact McNemar test. Nothing is decided by closeness: differences of 1e-9, -1e-9 and
+        5e-9 are tested like any others (p = 0.75), and only when every difference is exactly
+        0 is the p-value 1 without a test. With no items the estimate and p-value are nan.
 
     References:
         Fisher, R. A. (1935). The Design of Experiments. Oliver & Boyd.
@@ -301,17 +322,21 @@ def paired_permutation(
     # Flipped sums equal to |total| up to rounding are ties (flipping every sign gives
     # -total in exact arithmetic); count them as extreme.
     threshold = abs(total) - _TIE_TOLERANCE * float(np.abs(e).sum())
-    extreme = 0
     if m == 0:
-        extreme = n_resamples
-    else:
-        rng = np.random.default_rng(seed)
-        rows = max(1, _CHUNK_ELEMENTS // m)
-        for start in range(0, n_resamples, rows):
-            stop = min(start + rows, n_resamples)
-            raw = rng.integers(0, 256, size=(stop - start, (m + 7) // 8), dtype=np.uint8)
-            flips = np.unpackbits(raw, axis=1, count=m).astype(float)  # (rows, m), 1 = flip
-            flipped = total - 2 * (flips @ e)  # (rows,)
-            extreme += int(np.count_nonzero(np.abs(flipped) >= threshold))
+        return PairedTest(0.0, nan, nan, nan, 1.0, "paired permutation (exact)", n, b01, b10)
+    if m <= EXACT_MAX:
+        flipped = all_sign_flip_sums(e)  # (2**m,)
+        extreme = int(np.count_nonzero(np.abs(flipped) >= threshold))
+        p_value = extreme / flipped.size
+        return PairedTest(total / n, nan, nan, nan, p_value, f"{name} (exact)", n, b01, b10)
+    extreme = 0
+    rng = np.random.default_rng(seed)
+    rows = max(1, _CHUNK_ELEMENTS // m)
+    for start in range(0, n_resamples, rows):
+        stop = min(start + rows, n_resamples)
+        raw = rng.integers(0, 256, size=(stop - start, (m + 7) // 8), dtype=np.uint8)
+        flips = np.unpackbits(raw, axis=1, count=m).astype(float)  # (rows, m), 1 = flip
+        flipped = total - 2 * (flips @ e)  # (rows,)
+        extreme += int(np.count_nonzero(np.abs(flipped) >= threshold))
     p_value = (extreme + 1) / (n_resamples + 1)
-    return PairedTest(total / n, nan, nan, nan, p_value, name, n, b01, b10)
+    return PairedTest(total / n, nan, nan, nan, p_value, f"{name} (Monte Carlo)", n, b01, b10)

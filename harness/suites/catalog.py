@@ -7,12 +7,17 @@ is its table (`own_table`) gets no row in the generic score table.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from inspect_ai import Task
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessUsageError
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+else:
+    Task = Any
 
 
 @dataclass(frozen=True)
@@ -20,7 +25,7 @@ class Suite:
     """A named group of inspect tasks."""
 
     name: str  # what --suite takes
-    tasks: tuple[Callable[..., Task], ...]  # @task functions, run together
+    task_paths: tuple[str, ...]  # `module:function` of its @task functions, run together
     measures: str  # one line for `harness suites`
     default_model: str | None = None  # used when --model is not given (suites that train)
     section: str | None = None  # `module:NAME` of its `ReportSection`, if it has one
@@ -30,25 +35,42 @@ class Suite:
     @property
     def task_names(self) -> tuple[str, ...]:
         """The tasks' plain names (without the `harness/` prefix)."""
-        return tuple(t.__name__ for t in self.tasks)
+        return tuple(path.partition(":")[2] for path in self.task_paths)
+
+    @property
+    def tasks(self) -> tuple[Callable[..., Task], ...]:
+        """The @task functions, imported now (importing registers them with inspect)."""
+        out = []
+        for path in self.task_paths:
+            module, _, name = path.partition(":")
+            out.append(getattr(importlib.import_module(module), name))
+        return tuple(out)
 
 
 def all_suites() -> dict[str, Suite]:
-    """Every suite by name. Imports the suite modules on first call."""
-    from harness.suites.aime import aime2024, aime2025
-    from harness.suites.arith.task import arith
-    from harness.suites.k_parity.task import k_parity
-    from harness.suites.l2a.task import l2a_queries, l2a_recall
-    from harness.suites.lokra.task import lokra_fit, lokra_transfer
-    from harness.suites.swe_rebench.task import swe_rebench
-    from harness.suites.team.task import team
+    """Every suite by name; a suite's modules are imported only when its tasks are asked for."""
+    aime = "harness.suites.aime"
+    arith = "harness.suites.arith.task"
+    k_parity = "harness.suites.k_parity.task"
+    l2a = "harness.suites.l2a.task"
+    lokra = "harness.suites.lokra.task"
+    swe = "harness.suites.swe_rebench.task"
+    team = "harness.suites.team.task"
 
     suites = [
-        Suite("arith", (arith,), "exact-match multi-digit addition and subtraction (seeded)"),
-        Suite("aime", (aime2024, aime2025), "competition-math integer answers, AIME 2024/2025"),
+        Suite(
+            "arith",
+            (f"{arith}:arith",),
+            "exact-match multi-digit addition and subtraction (seeded)",
+        ),
+        Suite(
+            "aime",
+            (f"{aime}:aime2024", f"{aime}:aime2025"),
+            "competition-math integer answers, AIME 2024/2025",
+        ),
         Suite(
             "k-parity",
-            (k_parity,),
+            (f"{k_parity}:k_parity",),
             "masked diffusion vs autoregressive training on k-sparse parity (trains its own)",
             default_model="none/none",
             section="harness.suites.k_parity.section:SECTION",
@@ -56,7 +78,7 @@ def all_suites() -> dict[str, Suite]:
         ),
         Suite(
             "lokra",
-            (lokra_fit, lokra_transfer),
+            (f"{lokra}:lokra_fit", f"{lokra}:lokra_transfer"),
             "LoRA vs LoKRA vs LoKRA+ (reconstructed): matrix fitting and tiny transfer (trains)",
             default_model="none/none",
             section="harness.suites.lokra.section:SECTION",
@@ -64,7 +86,7 @@ def all_suites() -> dict[str, Suite]:
         ),
         Suite(
             "team",
-            (team,),
+            (f"{team}:team",),
             "TEAM vs vanilla block decoding on a tiny block-diffusion MoE (trains its own)",
             default_model="none/none",
             section="harness.suites.team.section:SECTION",
@@ -72,13 +94,13 @@ def all_suites() -> dict[str, Suite]:
         ),
         Suite(
             "swe-rebench",
-            (swe_rebench,),
+            (f"{swe}:swe_rebench",),
             "SWE-rebench V2 repository tasks: a candidate diff and hidden tests, run in bwrap",
             validate="harness.suites.swe_rebench.validate:validate_tasks",
         ),
         Suite(
             "l2a-recall",
-            (l2a_recall,),
+            (f"{l2a}:l2a_recall",),
             "full-global vs SWA-only vs L2A routed global attention on key-value recall (trains)",
             default_model="none/none",
             section="harness.suites.l2a.section:SECTION",
@@ -86,7 +108,7 @@ def all_suites() -> dict[str, Suite]:
         ),
         Suite(
             "l2a-queries",
-            (l2a_queries,),
+            (f"{l2a}:l2a_queries",),
             "key-value recall prompts for a model that reads them (default local/l2a-recall)",
             default_model="local/l2a-recall",
         ),

@@ -2,10 +2,17 @@ import math
 
 import numpy as np
 import pytest
+import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.stats.intervals import t_interval, wilson
+from harness.stats.intervals import (
+    Interval,
+    clustered_t_interval,
+    ratio_interval,
+    t_interval,
+    wilson,
+)
 from harness.stats.pass_at_k import pass_at_k
 
 
@@ -58,3 +65,59 @@ def test_t_interval_matches_scipy():
 def test_pass_at_k_spec_vectors(n, c, k, expected):
     # specs/aime.md §3 test vectors
     assert pass_at_k(n, c, k) == pytest.approx(expected, abs=1e-6)
+
+
+def test_interval_text_and_estimable():
+    ci = Interval(0.62, 0.551, 0.684, 0.95, "wilson", 200)
+    assert ci.estimable and ci.text() == "0.620 [0.551, 0.684]"
+    assert ci.text("+.1f", scale=100) == "+62.0 [+55.1, +68.4]"
+    none = Interval(0.5, math.nan, math.nan, 0.95, "exact sign-flip, not estimable at n = 3", 3)
+    assert not none.estimable and none.text(".2f") == "0.50 (not estimable at n = 3)"
+    assert none.summary() == "0.500 (exact sign-flip, not estimable at n = 3)"
+    assert t_interval([]).text() == "–"
+
+
+def test_clustered_t_matches_statsmodels_cluster_robust_ols():
+    # statsmodels OLS on a constant with cov_type="cluster" and use_t=True: the sandwich
+    # variance with G / (G - 1) (and (N - 1) / (N - K) = 1 for K = 1), t on G - 1 df.
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(4), [5, 7, 6, 9])
+    y = rng.normal(size=groups.size) + rng.normal(size=4)[groups]
+    fit = sm.OLS(y, np.ones((y.size, 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    res = clustered_t_interval(y, groups)
+    assert (res.low, res.high) == pytest.approx(tuple(fit.conf_int(0.05)[0]), abs=1e-12)
+    assert res.estimate == pytest.approx(y.mean(), abs=1e-15) and res.method == "clustered t"
+    # with equal cluster sizes it is the t interval over the cluster means
+    equal = np.repeat(np.arange(3), 9)
+    means = np.bincount(equal, weights=y[:27]) / 9
+    ref = t_interval(list(means))
+    got = clustered_t_interval(y[:27], equal)
+    assert (got.low, got.high) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    assert not clustered_t_interval([1.0, 2.0], [0, 0]).estimable  # one cluster
+
+
+def test_ratio_interval_matches_statsmodels_wls_sandwich():
+    # sum(a) / sum(b) is the WLS slope of a on b through the origin with weights 1 / b, whose
+    # score is a_i - R b_i; statsmodels' HC1 (n / (n - 1)) and cluster sandwiches with use_t
+    # (n - 1 and G - 1 df) are then the linearised intervals, computed independently.
+    rng = np.random.default_rng(1)
+    b = 1.5 + rng.gamma(2.0, 0.25, size=60)
+    a = 1.4 * b * rng.lognormal(0.0, 0.1, size=60)
+    model = sm.WLS(a, b[:, None], weights=1 / b)
+    res = ratio_interval(a, b)
+    assert res.estimate == pytest.approx(a.sum() / b.sum(), abs=1e-14)
+    hc1 = model.fit(cov_type="HC1", use_t=True).conf_int(0.05)[0]
+    assert (res.low, res.high) == pytest.approx(tuple(hc1), abs=1e-12)
+    groups = np.repeat(np.arange(5), 12)
+    clustered = model.fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    got = ratio_interval(a, b, clusters=groups)
+    assert (got.low, got.high) == pytest.approx(tuple(clustered.conf_int(0.05)[0]), abs=1e-12)
+    assert got.method == "delta-method t, clustered" and res.method == "delta-method t"
+    # b = 1 makes it the t interval
+    ref = t_interval(list(a))
+    one = ratio_interval(a, np.ones_like(a))
+    assert (one.low, one.high) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    with pytest.raises(ValueError, match="one cluster label per item"):
+        ratio_interval(a, b, clusters=[0, 1])

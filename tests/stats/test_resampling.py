@@ -127,28 +127,57 @@ def test_clustered_wilson_equals_wilson_for_singletons(k, n):
     assert (res.estimate, res.low, res.high) == pytest.approx(
         (ref.estimate, ref.low, ref.high), abs=1e-12
     )
-    assert res.method == "clustered wilson" and res.n == n
+    assert res.method == "clustered wilson (Korn-Graubard)" and res.n == n
 
 
-def test_clustered_wilson_matches_statsmodels_cluster_robust_variance():
-    # Design effect = (cluster-robust variance) / (iid variance) of the mean, both from
-    # statsmodels OLS on a constant: cov_type="cluster" applies G / (G - 1) and the plain
-    # fit uses s**2 / N with ddof 1, which are the two variances in the Notes. Then
-    # proportion_confint(p * n_eff, n_eff, method="wilson") with n_eff = N / deff.
-    rng = np.random.default_rng(3)
-    y, labels = _clustered_binary(rng, k=40, max_size=7, mean=0.6, icc=0.3)
+def _korn_graubard_reference(y, labels, alpha):
+    """Wilson at the Korn-Graubard effective size, from statsmodels and scipy.
+
+    Design effect = (cluster-robust variance) / (iid variance) of the mean, both from
+    statsmodels OLS on a constant: cov_type="cluster" applies G / (G - 1) and the plain fit
+    uses s**2 / N with ddof 1, the two variances in the Notes; floored at 1. Then
+    n_eff = N / deff * (t_(N-1) / t_(G-1))**2 and proportion_confint(p * n_eff, n_eff,
+    method="wilson").
+    """
     x = np.ones((y.size, 1))
     robust = sm.OLS(y.astype(float), x).fit(cov_type="cluster", cov_kwds={"groups": labels})
     iid = sm.OLS(y.astype(float), x).fit()
-    deff = robust.bse[0] ** 2 / iid.bse[0] ** 2
-    n_eff = y.size / deff
-    low, high = proportion_confint(y.mean() * n_eff, n_eff, alpha=0.05, method="wilson")
+    deff = max(1.0, robust.bse[0] ** 2 / iid.bse[0] ** 2)
+    g = np.unique(labels).size
+    df = (sps.t.ppf(1 - alpha / 2, y.size - 1) / sps.t.ppf(1 - alpha / 2, g - 1)) ** 2
+    n_eff = y.size / deff * df
+    return proportion_confint(y.mean() * n_eff, n_eff, alpha=alpha, method="wilson"), deff
+
+
+def test_clustered_wilson_matches_statsmodels_cluster_robust_variance():
+    rng = np.random.default_rng(3)
+    y, labels = _clustered_binary(rng, k=40, max_size=7, mean=0.6, icc=0.3)
+    (low, high), deff = _korn_graubard_reference(y, labels, 0.05)
     res = clustered_wilson(y, labels)
     assert deff > 1.3
     assert (res.low, res.high) == pytest.approx((low, high), abs=1e-10)
+    (low90, high90), _ = _korn_graubard_reference(y, labels, 0.1)
     res90 = clustered_wilson(y, labels, confidence=0.9)
-    low90, high90 = proportion_confint(y.mean() * n_eff, n_eff, alpha=0.1, method="wilson")
     assert (res90.low, res90.high) == pytest.approx((low90, high90), abs=1e-10)
+    assert res.method == "clustered wilson (Korn-Graubard)"
+
+
+def test_clustered_wilson_agreeing_clusters_keep_a_width():
+    # Every cluster at the same rate: the cluster-robust variance is 0. Without the floor the
+    # design effect was 0 and the interval the point 0.5; with it the design effect is 1 and
+    # n_eff = 6 * (t_5 / t_2)**2 = 2.14.
+    same = clustered_wilson([1, 0, 1, 0, 1, 0], [0, 0, 1, 1, 2, 2])
+    (low, high), deff = _korn_graubard_reference(
+        np.array([1, 0, 1, 0, 1, 0]), [0, 0, 1, 1, 2, 2], 0.05
+    )
+    assert deff == 1.0 and same.high - same.low > 0.5
+    assert (same.low, same.high) == pytest.approx((low, high), abs=1e-12)
+    # Many agreeing clusters: never narrower than wilson on the pooled counts.
+    y = np.tile([1, 1, 0, 0], 50)
+    labels = np.repeat(np.arange(50), 4)
+    agreeing = clustered_wilson(y, labels)
+    pooled = wilson(100, 200)
+    assert agreeing.low < pooled.low and agreeing.high > pooled.high
 
 
 def test_clustered_wilson_wider_with_correlated_clusters():
@@ -164,12 +193,12 @@ def test_clustered_wilson_edge_cases():
     assert math.isnan(clustered_wilson([], []).estimate)
     one_cluster = clustered_wilson([1, 0, 1], [5, 5, 5])
     assert one_cluster.estimate == pytest.approx(2 / 3) and math.isnan(one_cluster.low)
-    # p = 0: no design effect can be estimated; falls back to wilson(0, n)
+    # p = 0: no design effect can be estimated; D = 1, and n_eff = 12 * (t_11 / t_3)**2
     zeros = clustered_wilson([0] * 12, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3])
-    assert (zeros.low, zeros.high) == pytest.approx((wilson(0, 12).low, wilson(0, 12).high))
-    # Every cluster at the same rate: no between-cluster variation, zero width.
-    same = clustered_wilson([1, 0, 1, 0, 1, 0], [0, 0, 1, 1, 2, 2])
-    assert same.low == same.high == 0.5
+    n_eff = 12 * (sps.t.ppf(0.975, 11) / sps.t.ppf(0.975, 3)) ** 2
+    assert zeros.low == 0.0
+    assert zeros.high == pytest.approx(proportion_confint(0, n_eff, method="wilson")[1])
+    assert zeros.high > wilson(0, 12).high
     with pytest.raises(ValueError, match="0/1"):
         clustered_wilson([0.5, 1.0], [0, 1])
 

@@ -1,13 +1,20 @@
 """k-parity: data, determinism, the suite end to end, and its report section."""
 
+import math
+
+import numpy as np
 import pytest
 import torch
 from inspect_ai.log import read_eval_log
 
-from harness.cli.run import EvalRequest, run_eval
-from harness.report.data import build_report
-from harness.report.render import write_report
+from harness.stats.exact import median_interval, sign_flip_interval
 from harness.suites.k_parity.data import make_parity_data
+from harness.suites.k_parity.report import (
+    build_parity_report,
+    load_runs,
+    parity_tables,
+    plot_curves,
+)
 from harness.suites.k_parity.task import PRESETS, arm_config
 from harness.suites.k_parity.train import train_run
 
@@ -44,6 +51,8 @@ def test_runs_are_deterministic_for_a_seed_and_thread_count():
 
 
 def test_suite_end_to_end_with_report(tmp_path):
+    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+
     ok, rows = run_eval(
         EvalRequest(
             suite="k-parity",
@@ -59,21 +68,23 @@ def test_suite_end_to_end_with_report(tmp_path):
     run = sample.metadata["run"]
     assert len(run["steps"]) == len(run["test_acc"]) == len(run["train_acc"]) >= 1
     assert "steps_to_generalize" in sample.scores["final_test_accuracy"].metadata
-    report = build_report([str(tmp_path / "logs")])
-    (parity,) = report.parity
+    parity = build_parity_report("quick", load_runs(rows[0].log), preset="quick")
     assert [a.arm for a in parity.arms] == ["ar", "md-optimal"]
     assert all(a.seeds == 2 for a in parity.arms) and len(parity.pairs) == 1
-    written = write_report(report, str(tmp_path / "out" / "report.md"), "md")
+    written = plot_curves(parity, tmp_path / "curves")
     assert any(p.endswith(".svg") for p in written) and any(p.endswith(".png") for p in written)
-    text = (tmp_path / "out" / "report.md").read_text()
-    assert "median steps to 0.99" in text and "k-parity learning curves" in text
-    assert "AR against MD" in text and "this log is preset 'quick'" in text  # the claim, plainly
-    html = tmp_path / "out" / "report.html"
-    write_report(report, str(html), "html")
-    assert "AR against MD" in html.read_text()
+    (_, arm_header, arm_rows), (_, _, pair_rows) = parity_tables(parity)
+    assert "median steps to 0.99 (order stats)" in arm_header
+    # two seeds: neither the median nor a paired difference has a 95% interval
+    assert all(r[3].endswith("(not estimable at n = 2)") for r in arm_rows)
+    assert pair_rows[0][2].endswith("(not estimable at n = 2)")
+    ar = next(c for c in parity.claims if c.startswith("AR against MD"))
+    assert "this log is preset 'quick'" in ar  # the claim, plainly
 
 
 def test_parallel_workers(tmp_path):
+    from harness.cli.run import EvalRequest, run_eval
+
     ok, rows = run_eval(
         EvalRequest(
             suite="k-parity",
@@ -132,8 +143,6 @@ def _synthetic_runs(hits: dict[str, list[int | None]], budget: int = 1500) -> li
 
 
 def test_report_says_which_way_each_claim_came_out():
-    from harness.suites.k_parity.report import build_parity_report
-
     # 10 seeds: AR fastest, the window next, U[0, 1] never; 10 equal signs give p ~ 2/1024,
     # which stays under 0.05 after Holm over the 6 pairs
     runs = _synthetic_runs({
@@ -158,5 +167,75 @@ def test_report_says_which_way_each_claim_came_out():
     })  # fmt: skip
     schedule, ar = build_parity_report("paper", runs, preset="paper").claims
     assert "reversed; not significant" in schedule  # 3 seeds: no p below 0.25
+    assert "+500 (no 95% interval at n = 3) steps, Holm p 0.75" in schedule
     assert "ar − md-optimal +" in ar and "same direction as the paper" in ar
     assert "this log is the paper's setting" in ar
+
+
+def _normal_runs(rng, seeds: int) -> list[dict]:
+    """Two arms on shared seeds: steps normal around 1000 (ar) and 900, accuracy around 0.95."""
+    shared = rng.normal(0.0, 100.0, seeds)  # a seed's data make both arms faster or slower
+    runs = []
+    for arm, mean in (("ar", 1000.0), ("md-optimal", 900.0)):
+        steps = mean + shared + rng.normal(0.0, 60.0, seeds)
+        acc = 0.95 + rng.normal(0.0, 0.01, seeds)
+        runs += [{"arm": arm, "seed": s, "steps_to_generalize": float(steps[s]),
+                  "steps": [50, float(steps[s])], "train_acc": [0.5, 1.0],
+                  "test_acc": [0.5, float(acc[s])], "final_test_acc": float(acc[s])}
+                 for s in range(seeds)]  # fmt: skip
+    return runs
+
+
+def test_report_intervals_are_exact_at_8_seeds_and_absent_at_3():
+    rng = np.random.default_rng(0)
+    runs = _normal_runs(rng, 8)
+    rep = build_parity_report("t", runs)
+    ar = [r["steps_to_generalize"] for r in runs if r["arm"] == "ar"]
+    md = [r["steps_to_generalize"] for r in runs if r["arm"] == "md-optimal"]
+    assert rep.arms[0].median == median_interval(ar)
+    assert (rep.arms[0].median_low, rep.arms[0].median_high) == (min(ar), max(ar))
+    steps = rep.pairs[0].steps
+    flip = sign_flip_interval(np.array(ar) - np.array(md))
+    assert (steps.low, steps.high, steps.confidence) == (flip.low, flip.high, 1 - 12 / 256)
+    (_, header, arm_rows), (caption, _, pair_rows) = parity_tables(rep)
+    assert arm_rows[0][3].endswith("(order statistics, 99.2%, conservative)")
+    assert pair_rows[0][4].endswith("(95.3%)") and "exact sign-flip" in caption
+    assert header[-1] == "final test accuracy (t)"
+    # 3 seeds: the old percentile bootstrap printed [min, max] here (about 75% coverage)
+    rep3 = build_parity_report("t", _normal_runs(rng, 3))
+    assert math.isnan(rep3.arms[0].median_low) and math.isnan(rep3.pairs[0].steps.low)
+    (_, _, arm_rows), (_, _, pair_rows) = parity_tables(rep3)
+    assert arm_rows[0][3].endswith("(not estimable at n = 3)")
+    assert pair_rows[0][2].endswith("(not estimable at n = 3)")
+    assert pair_rows[0][4].endswith("(not estimable at n = 3)")
+    assert float(pair_rows[0][5]) >= 0.25  # 3 seeds: no sign-flip p below 2/8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seeds", [3, 8])
+def test_report_intervals_cover_at_3_and_8_seeds(seeds):
+    # The intervals the section prints, through build_parity_report, 4,000 replications
+    # (Monte-Carlo SE 0.0034), normal data (tests/stats/test_coverage_few_seeds.py has skewed).
+    # 8 seeds: steps a - b (sign-flip, exactly 95.3%) measured 95.6%; final accuracy a - b
+    # 94.9%; median (order statistics, 99.2%, labelled conservative) 98.9%; final accuracy (t,
+    # clipped) 94.8%. 3 seeds: no median or difference interval is printed; t 94.8%.
+    rng = np.random.default_rng(seeds)
+    hits = np.zeros(4)
+    reps = 4000
+    for _ in range(reps):
+        rep = build_parity_report("t", _normal_runs(rng, seeds))
+        arm, pair = rep.arms[0], rep.pairs[0]
+        hits[0] += arm.final_acc.low <= 0.95 <= arm.final_acc.high
+        if seeds < 6:
+            assert not arm.median.estimable and math.isnan(pair.steps.low)
+            assert math.isnan(pair.acc.low)
+            continue
+        hits[1] += arm.median_low <= 1000.0 <= arm.median_high
+        hits[2] += pair.steps.low <= 100.0 <= pair.steps.high
+        hits[3] += pair.acc.low <= 0.0 <= pair.acc.high
+    cover = hits / reps
+    print(f"k-parity {seeds} seeds, {reps} reps: t, median, steps, acc = {cover}")
+    assert 0.93 <= cover[0] <= 0.97, cover
+    if seeds >= 6:
+        assert "conservative" in rep.arms[0].median.method and cover[1] >= 0.95, cover
+        assert 0.93 <= cover[2] <= 0.97 and 0.93 <= cover[3] <= 0.97, cover

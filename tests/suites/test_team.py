@@ -1,17 +1,21 @@
 """Suite `team` end to end on the tiny preset, its report section, and bad arguments."""
 
+import math
+
+import numpy as np
 import pytest
 from inspect_ai.log import read_eval_log
 
-from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
-from harness.report.data import build_report
-from harness.report.render import write_report
-from harness.suites.team.report import build_team_report
+from harness.stats.intervals import clustered_t_interval, ratio_interval, t_interval, wilson
+from harness.stats.resampling import clustered_wilson
+from harness.suites.team.report import build_team_report, load_team_runs, plot_team, team_tables
 from harness.suites.team.task import team
 
 
 def test_suite_end_to_end_with_report(tmp_path, monkeypatch):
+    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
     ok, rows = run_eval(
         EvalRequest(
@@ -34,19 +38,18 @@ def test_suite_end_to_end_with_report(tmp_path, monkeypatch):
     assert {"tpf", "apf", "apt", "tpf_with_commits", "calls_per_row"} <= set(meta)
     assert meta["apt"] == pytest.approx(meta["apf"] / meta["tpf"])
     assert list((tmp_path / "cache" / "team").glob("*.pt")), "the checkpoint was not cached"
-    report = build_report([str(tmp_path / "logs")])
-    (section,) = report.team
+    section = build_team_report("tiny", load_team_runs(rows[0].log))
     assert [r.variant for r in section.rows] == ["vanilla", "team", "no_caching"]
     assert [p.variant for p in section.pairs] == ["team", "no_caching"]
     assert any(c.startswith("APT reduced by 20% or more") for c in section.checks)
-    written = write_report(report, str(tmp_path / "out" / "report.md"), "md")
-    assert any(p.endswith(".team-1.png") for p in written)
-    text = (tmp_path / "out" / "report.md").read_text()
-    assert "## TEAM" in text and "APT ratio" in text
+    assert plot_team(section, tmp_path / "team.png").endswith("team.png")
+    (_, header, table), (_, pair_header, _) = team_tables(section)
+    assert "APT ratio" in pair_header and header[-1] == "intervals"
+    assert all(r[-1] == "over prompts, for the one trained seed" for r in table)
 
 
-def _run(variant, pid, correct, tpf, apf):
-    return {"variant": variant, "seed": 0, "prompt_id": pid, "task": "reverse",
+def _run(variant, pid, correct, tpf, apf, seed=0):
+    return {"variant": variant, "seed": seed, "prompt_id": pid, "task": "reverse",
             "correct": correct, "tpf": tpf, "apf": apf, "apt": apf / tpf,
             "tpf_with_commits": tpf, "cold_share": 0.0}  # fmt: skip
 
@@ -63,6 +66,103 @@ def test_ratios_and_checks_on_constructed_runs():
     assert list(rep.checks[:4]) == ["TPF higher: pass", "APF lower: pass",
                               "APT reduced by 20% or more: pass",
                               "exact match at least vanilla - 1 point: pass"]  # fmt: skip
+
+
+def _seeded_runs(rng, seeds, prompts, seed_sd=0.1, drawn=None):
+    """vanilla and team on `seeds` x `prompts`, each seed moving accuracy and speed.
+
+    Over seeds, vanilla's accuracy is 0.6 and its TPF 2.0, team's TPF 1.5 exp(0.005) times
+    vanilla's and its accuracy 5 points higher; the seed's own values go into `drawn`.
+    """
+    runs = []
+    for seed in range(seeds):
+        acc = 0.6 + rng.normal(0.0, 0.05)
+        speed = rng.normal(0.0, seed_sd)
+        if drawn is not None:
+            drawn.append((acc, 2.0 + speed))
+        for pid in range(prompts):
+            tpf = 1.5 + speed + rng.gamma(2.0, 0.25)
+            runs.append(_run("vanilla", pid, bool(rng.random() < acc), tpf, 6.0, seed))
+            team_tpf = 1.5 * tpf * rng.lognormal(0.0, 0.1)
+            runs.append(_run("team", pid, bool(rng.random() < acc + 0.05), team_tpf, 5.4, seed))
+    return runs
+
+
+def test_one_seed_intervals_are_over_prompts():
+    rng = np.random.default_rng(0)
+    runs = _seeded_runs(rng, 1, 60)
+    rep = build_team_report("t", runs)
+    van = [r for r in runs if r["variant"] == "vanilla"]
+    tm = [r for r in runs if r["variant"] == "team"]
+    row = rep.rows[0]
+    assert row.exact == wilson(sum(r["correct"] for r in van), 60)
+    assert row.tpf == t_interval([r["tpf"] for r in van])
+    (pair,) = rep.pairs
+    ratio = ratio_interval([r["tpf"] for r in tm], [r["tpf"] for r in van])
+    assert pair.ratios["tpf"] == ratio and pair.exact_diff.method == "mcnemar exact"
+    (_, _, rows), (_, _, pairs) = team_tables(rep)
+    assert rows[0][-1] == "over prompts, for the one trained seed"
+    assert pairs[0][-1].startswith("Agresti-Min, McNemar exact p")
+
+
+def test_seeds_are_the_clusters():
+    # Each seed trains its own model and draws its own prompts (eval_prompts(seed, n)): items
+    # of a seed share a model, so with several seeds the seeds are the clusters.
+    rng = np.random.default_rng(1)
+    runs = _seeded_runs(rng, 3, 40, seed_sd=0.3)
+    rep = build_team_report("t", runs)
+    van = [r for r in runs if r["variant"] == "vanilla"]
+    tm = [r for r in runs if r["variant"] == "team"]
+    seeds = [r["seed"] for r in van]
+    row = rep.rows[0]
+    assert row.seeds == 3
+    assert row.exact == clustered_wilson([float(r["correct"]) for r in van], seeds)
+    assert row.tpf == clustered_t_interval([r["tpf"] for r in van], seeds)
+    # pooling 120 prompts as independent gives a narrower interval than the 3 seeds support
+    pooled = t_interval([r["tpf"] for r in van])
+    assert row.tpf.high - row.tpf.low > 2 * (pooled.high - pooled.low)
+    (pair,) = rep.pairs
+    tpf = ratio_interval([r["tpf"] for r in tm], [r["tpf"] for r in van], clusters=seeds)
+    assert pair.ratios["tpf"] == tpf and pair.seeds == 3
+    d = [int(a["correct"]) - int(b["correct"]) for a, b in zip(tm, van, strict=True)]
+    diff = clustered_t_interval(d, seeds)
+    assert (pair.exact_diff.low, pair.exact_diff.high) == (diff.low, diff.high)
+    assert pair.exact_diff.p_value >= 0.25  # sign-flip over 3 seeds: never below 2/8
+    (_, _, rows), (_, _, pairs) = team_tables(rep)
+    assert rows[0][-1] == "seeds as clusters (k = 3); exact match conservative"
+    assert pairs[0][-1].startswith("clustered t, sign-flip p over 3 seeds")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("seeds", "prompts"), [(1, 300), (3, 100)])
+def test_report_intervals_cover(seeds, prompts):
+    # Through build_team_report, 4,000 replications (Monte-Carlo SE 0.0034). One seed of 300
+    # prompts (the quick preset): the intervals are for that seed's model, so the truth is
+    # the seed's own accuracy and TPF; 3 seeds of 100: the truth is the mean over seeds.
+    # tests/stats/test_coverage_few_seeds.py covers other regimes. Measured: one seed 94.9%
+    # (Wilson), 94.9% (t), 94.8% (ratio), 94.7% (Agresti-Min); 3 seeds 99.9% (clustered
+    # Wilson, labelled conservative), 94.9% (clustered t), 95.2% (ratio), 95.2% (difference).
+    rng = np.random.default_rng(seeds)
+    reps = 4000
+    hits = np.zeros(5)
+    for _ in range(reps):
+        drawn: list[tuple[float, float]] = []
+        rep = build_team_report("t", _seeded_runs(rng, seeds, prompts, 0.1, drawn))
+        acc, tpf = drawn[0] if seeds == 1 else (0.6, 2.0)
+        van, pair = rep.rows[0], rep.pairs[0]
+        hits[0] += van.exact.low <= acc <= van.exact.high
+        hits[1] += van.tpf.low <= tpf <= van.tpf.high
+        r = pair.ratios["tpf"]
+        hits[2] += r.low <= 1.5 * math.exp(0.005) <= r.high
+        hits[3] += pair.exact_diff.low <= 0.05 <= pair.exact_diff.high
+        hits[4] += van.apt.estimable
+    cover = hits[:4] / reps
+    print(f"TEAM {seeds} x {prompts}, {reps} reps: exact, tpf, tpf ratio, exact diff = {cover}")
+    assert hits[4] == reps
+    if seeds == 1:
+        assert all(0.93 <= c <= 0.97 for c in cover), cover
+    else:  # the clustered Wilson is labelled conservative: at least 0.95
+        assert cover[0] >= 0.95 and all(0.93 <= c <= 0.97 for c in cover[1:]), cover
 
 
 @pytest.mark.parametrize(

@@ -1,16 +1,19 @@
 """The k-parity part of `harness report`: per-arm statistics and learning-curve plots.
 
-Per arm, over its seeds:
+Per arm, over its seeds (3 or 4 in the presets):
 - the share of seeds that generalise (test accuracy >= 0.99 within budget), Wilson interval;
-- the median steps to generalise, percentile-bootstrap interval over seeds; a seed that never
-  generalises counts as "not reached" (infinite), so the median is "not reached" when half or
-  more seeds never get there (ours: censoring rule);
+- the median steps to generalise, with the order-statistic interval for a median: exact for any
+  distribution, at the level it attains (99.2% at 8 seeds, 96.9% at 6), and "not estimable"
+  below 6 seeds, where no pair of order statistics covers 95%. A seed that never generalises
+  counts as "not reached" (infinite), so the median is "not reached" when half or more seeds
+  never get there (ours: censoring rule);
 - the final test accuracy, t interval over seeds;
 - paired comparisons between arms on the same seeds (final accuracy, and steps with a seed
-  that never generalises set to the budget): a paired-bootstrap interval for the difference and
-  a sign-flip permutation p-value, Holm-corrected. With a handful of seeds the bootstrap's own
-  p-value is far too small (3 seeds allow only 8 sign patterns, so no honest p is below 0.25);
-  the permutation test keeps it honest.
+  that never generalises set to the budget): the exact sign-flip interval for the mean
+  difference and the exact sign-flip p-value (all 2**n flips), Holm-corrected. The interval
+  inverts the same test, so they agree; 3 seeds allow only 8 sign patterns, so no p is below
+  0.25 and no 95% interval exists: the table says "not estimable at n = 3" rather than print
+  the [min, max] a bootstrap gives, which covers about 75%.
 
 Then the paper's two claims in plain words, read off those paired step differences (ours: the
 wording and the thresholds, Holm p < 0.05 for "significant"): whether `md-optimal` and
@@ -30,9 +33,10 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.stats.exact import median_interval, sign_flip_interval
 from harness.stats.intervals import Interval, t_interval, wilson
 from harness.stats.multiple import holm
-from harness.stats.paired import PairedTest, paired_bootstrap_diff, paired_permutation
+from harness.stats.paired import PairedTest, paired_permutation
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,10 @@ class ArmRow:
     seeds: int  # runs
     generalized: Interval  # share of seeds reaching 0.99, Wilson
     median_steps: float  # median steps to generalise (inf: not reached)
-    median_low: float  # bootstrap interval of the median
+    median_low: float  # order-statistic interval of the median; nan: not estimable
     median_high: float
     final_acc: Interval  # final test accuracy, t interval
+    median: Interval  # the median's interval, with its method and attained level
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,9 @@ class ArmPair:
 
     arm_a: str
     arm_b: str
-    acc: PairedTest  # final accuracy a - b
-    steps: PairedTest  # steps to generalise a - b (never = budget)
-    p_holm_acc: float  # Holm over all pairs
+    acc: PairedTest  # final accuracy a - b: exact sign-flip interval (nan: not estimable) and p
+    steps: PairedTest  # steps to generalise a - b (never = budget), likewise
+    p_holm_acc: float  # Holm over all pairs; nan: not tested
     p_holm_steps: float
 
 
@@ -76,23 +81,23 @@ def load_runs(location: str) -> list[dict[str, Any]]:
     return [{**r, "seed": int(r["seed"])} for r in load_training_runs(location, ("arm", "seed"))]
 
 
-def _median_steps(steps: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
-    median = float(np.median(steps))
-    rng = np.random.default_rng(seed)
-    draws = np.median(rng.choice(steps, size=(10_000, steps.size), replace=True), axis=1)
-    low, high = np.percentile(draws, [2.5, 97.5], method="lower")
-    return median, float(low), float(high)
-
-
 def _paired(a: list[float], b: list[float]) -> PairedTest:
-    """Bootstrap interval of mean(a - b) with the sign-flip permutation p-value."""
-    interval = paired_bootstrap_diff(a, b)
-    p_value = paired_permutation(a, b).p_value
-    return replace(interval, p_value=p_value, method="paired bootstrap CI, sign-flip p")
+    """Exact sign-flip interval of mean(a - b) and the exact sign-flip p-value."""
+    test = paired_permutation(a, b)
+    ci = sign_flip_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+    return replace(
+        test,
+        low=ci.low,
+        high=ci.high,
+        confidence=ci.confidence if ci.estimable else math.nan,
+        method=f"{ci.method}; sign-flip p",
+    )
 
 
 def _clip01(ci: Interval) -> Interval:
-    """Accuracies live in [0, 1]; a t interval over 3 seeds can leave it."""
+    """Accuracies live in [0, 1]; a t interval over 3 seeds can leave it (clipping loses none)."""
+    if not ci.estimable:
+        return ci
     return replace(ci, low=max(0.0, ci.low), high=min(1.0, ci.high))
 
 
@@ -107,16 +112,17 @@ def build_parity_report(
     for arm, arm_runs in arms.items():
         hits = [r["steps_to_generalize"] for r in arm_runs]
         steps = np.array([math.inf if h is None else h for h in hits], dtype=float)
-        median, low, high = _median_steps(steps)
+        median = median_interval(steps)
         rows.append(
             ArmRow(
                 arm=arm,
                 seeds=len(arm_runs),
                 generalized=wilson(sum(h is not None for h in hits), len(hits)),
-                median_steps=median,
-                median_low=low,
-                median_high=high,
+                median_steps=median.estimate,
+                median_low=median.low,
+                median_high=median.high,
                 final_acc=_clip01(t_interval([r["final_test_acc"] for r in arm_runs])),
+                median=median,
             )
         )
     tests = []
@@ -150,22 +156,31 @@ ALPHA = 0.05  # Holm-adjusted p below this reads "significant"
 MD_ARMS = ("md-optimal", "md-fixed", "md-uniform", "md-uniform-inv-t")
 
 
-def _steps_diff(pairs: list[ArmPair], a: str, b: str) -> tuple[float, float, float, float] | None:
-    """Steps a - b (estimate, low, high) and its Holm p, whichever way the pair was stored."""
+Diff = tuple[float, float, float, float, int]  # estimate, low, high, Holm p, seeds
+
+
+def _steps_diff(pairs: list[ArmPair], a: str, b: str) -> Diff | None:
+    """Steps a - b (estimate, low, high), its Holm p and n, whichever way the pair was stored."""
     for p in pairs:
+        s = p.steps
         if (p.arm_a, p.arm_b) == (a, b):
-            return p.steps.estimate, p.steps.low, p.steps.high, p.p_holm_steps
+            return s.estimate, s.low, s.high, p.p_holm_steps, s.n
         if (p.arm_a, p.arm_b) == (b, a):  # 0.0 - x: no "-0" for a zero difference
-            return 0.0 - p.steps.estimate, 0.0 - p.steps.high, 0.0 - p.steps.low, p.p_holm_steps
+            return 0.0 - s.estimate, 0.0 - s.high, 0.0 - s.low, p.p_holm_steps, s.n
     return None
 
 
-def _diff_text(a: str, b: str, diff: tuple[float, float, float, float]) -> str:
-    est, low, high, p = diff
-    return f"{a} − {b} {est:+.0f} [{low:+.0f}, {high:+.0f}] steps, Holm p {p:.2g}"
+def _p_text(p: float, spec: str = ".2g") -> str:
+    return "not tested" if math.isnan(p) else format(p, spec)
 
 
-def _verdict(diffs: list[tuple[float, float, float, float]], claimed: int) -> str:
+def _diff_text(a: str, b: str, diff: Diff) -> str:
+    est, low, high, p, n = diff
+    ci = f"[{low:+.0f}, {high:+.0f}]" if not math.isnan(low) else f"(no 95% interval at n = {n})"
+    return f"{a} − {b} {est:+.0f} {ci} steps, Holm p {_p_text(p)}"
+
+
+def _verdict(diffs: list[Diff], claimed: int) -> str:
     """How the differences compare with the claimed sign (-1: fewer steps, +1: more)."""
     signs = [int(np.sign(d[0])) for d in diffs]
     agree, against = signs.count(claimed), signs.count(-claimed)
@@ -177,7 +192,7 @@ def _verdict(diffs: list[tuple[float, float, float, float]], claimed: int) -> st
     else:
         parts = [("same direction as the paper", agree), ("reversed", against), ("level", level)]
         way = ", ".join(f"{name} in {n} of {len(signs)}" for name, n in parts if n)
-    significant = sum(d[3] < ALPHA for d in diffs)
+    significant = sum(d[3] < ALPHA for d in diffs)  # nan (not tested) is never significant
     return f"{way}; " + (
         "not significant" if significant == 0 else f"significant in {significant} of {len(diffs)}"
     )
@@ -269,32 +284,50 @@ def _fmt_steps(value: float) -> str:
     return "not reached" if math.isinf(value) else f"{value:.0f}"
 
 
+def _median_text(ci: Interval) -> str:
+    """`450 [400, 600] (order statistics, 99.2%, conservative)`, or why there is no interval."""
+    if not ci.estimable:
+        return f"{_fmt_steps(ci.estimate)} (not estimable at n = {ci.n})"
+    bounds = f"[{_fmt_steps(ci.low)}, {_fmt_steps(ci.high)}]"
+    return f"{_fmt_steps(ci.estimate)} {bounds} ({ci.method})"
+
+
+def _diff_cell(t: PairedTest, spec: str) -> str:
+    """The difference with its exact sign-flip interval and attained level, or "not estimable"."""
+    ci = Interval(t.estimate, t.low, t.high, t.confidence, t.method, t.n)
+    if not ci.estimable:
+        return ci.text(spec)
+    return f"{ci.text(spec)} ({100 * t.confidence:.1f}%)"
+
+
 def parity_tables(report: ParityReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """(caption, header, rows) for the arms table and the pairs table."""
     arms = [
-        [r.arm, str(r.seeds),
-         f"{r.generalized.estimate:.2f} [{r.generalized.low:.2f}, {r.generalized.high:.2f}]",
-         f"{_fmt_steps(r.median_steps)} [{_fmt_steps(r.median_low)}, {_fmt_steps(r.median_high)}]",
-         f"{r.final_acc.estimate:.3f} [{r.final_acc.low:.3f}, {r.final_acc.high:.3f}]"]
+        [r.arm, str(r.seeds), r.generalized.text(".2f"), _median_text(r.median),
+         r.final_acc.text(".3f")]
         for r in report.arms
     ]  # fmt: skip
     pairs = [
-        [p.arm_a, p.arm_b,
-         f"{p.acc.estimate:+.3f} [{p.acc.low:+.3f}, {p.acc.high:+.3f}]", f"{p.p_holm_acc:.3g}",
-         f"{p.steps.estimate:+.0f} [{p.steps.low:+.0f}, {p.steps.high:+.0f}]",
-         f"{p.p_holm_steps:.3g}"]
+        [p.arm_a, p.arm_b, _diff_cell(p.acc, "+.3f"), _p_text(p.p_holm_acc, ".3g"),
+         _diff_cell(p.steps, "+.0f"), _p_text(p.p_holm_steps, ".3g")]
         for p in report.pairs
     ]  # fmt: skip
     return [
         (
-            f"k-parity {report.task}: per arm over seeds (95% intervals)",
-            ["arm", "seeds", "generalised (share)", "median steps to 0.99", "final test accuracy"],
+            f"k-parity {report.task}: per arm over seeds (generalised: Wilson 95%; median: "
+            "order-statistic interval, exact, at the level it attains, not estimable below 6 "
+            "seeds; final accuracy: t 95%, clipped to [0, 1])",
+            ["arm", "seeds", "generalised (share, Wilson)", "median steps to 0.99 (order stats)",
+             "final test accuracy (t)"],
             arms,
         ),
         (
-            f"k-parity {report.task}: arms paired by seed (bootstrap CI, sign-flip permutation "
-            "p, Holm over pairs; a seed that never generalises counts as the full budget)",
-            ["arm a", "arm b", "final acc a - b", "p (Holm)", "steps a - b", "p (Holm)"],
+            f"k-parity {report.task}: arms paired by seed (exact sign-flip interval for the mean "
+            "difference at the level it attains, not estimable below 6 seeds; exact sign-flip "
+            "p over all 2^n flips, Holm over pairs; a seed that never generalises counts as the "
+            "full budget)",
+            ["arm a", "arm b", "final acc a - b (sign-flip)", "p (Holm)",
+             "steps a - b (sign-flip)", "p (Holm)"],
             pairs,
         ),
-    ]
+    ]  # fmt: skip

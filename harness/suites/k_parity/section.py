@@ -21,7 +21,8 @@ from harness.suites.k_parity.report import (
 
 PARITY_CLAIMS = (
     "What it shows (steps to 0.99 paired by seed, a seed that never generalises counted as the "
-    "budget; 95% intervals)"
+    "budget; intervals exact sign-flip or order statistics at the level they state, none "
+    "printed where n is too small for 95%)"
 )
 
 

@@ -5,9 +5,13 @@ For each `lokra` log (one experiment) and target:
   numerical Kruskal rank, "worst σ_min" (the smallest σ_min of the normalised columns over
   2,000 sampled rows-sized subsets of A or C, the continuous quantity the k-rank thresholds at
   1e-3) and, for fitting, the closed-form optimum;
-- one row per arm against LoRA on the same seeds: the mean difference with a t interval over the
-  per-seed differences and a paired t-test p-value, Holm-corrected over the target's arms
-  (fit: lower error is better; transfer: higher accuracy is better);
+- one row per arm against LoRA on the same seeds: the mean difference with the exact sign-flip
+  interval over the per-seed differences and the exact sign-flip p-value (all 2**n flips),
+  Holm-corrected over the target's arms (fit: lower error is better; transfer: higher accuracy
+  is better). The presets run 3 seeds (fit) and 5 (transfer): no sign-flip p is then below 0.25
+  or 0.0625, and no 95% interval for a difference exists below 6 seeds, so the table says "not
+  estimable at n = 3" instead of printing one. A p-value that could not be computed is "not
+  tested" and stays out of Holm;
 - the spec's checks (specs/lokra.md §5.2): LoKRA+ within 1% of its closed-form optimum on every
   seed, and LoKRA's Kruskal rank of A at least LoRA's among the λ whose error is within 0.01 of
   LoRA's ("equal task loss").
@@ -24,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from harness.stats.exact import sign_flip_interval
 from harness.stats.intervals import Interval, t_interval
 from harness.stats.multiple import holm
+from harness.stats.paired import paired_permutation
 
 
 @dataclass(frozen=True)
@@ -50,9 +56,9 @@ class LokraPair:
     experiment: str  # "fit" or "transfer"
     target: str  # fitting target, or "gmm"
     arm: str  # the arm compared with LoRA
-    diff: Interval  # mean (arm - LoRA) over seeds, t interval of the differences
-    p_value: float  # paired t-test
-    p_holm: float  # Holm over the target's arms
+    diff: Interval  # mean (arm - LoRA) over seeds, exact sign-flip interval; nan: not estimable
+    p_value: float  # exact sign-flip test of the per-seed differences; nan: not tested
+    p_holm: float  # Holm over the target's tested arms; nan: not tested
 
 
 @dataclass(frozen=True)
@@ -88,13 +94,14 @@ def load_lokra_runs(location: str) -> list[dict[str, Any]]:
     return runs
 
 
-def _paired_t(diffs: list[float]) -> tuple[Interval, float]:
-    from scipy.stats import ttest_1samp
+def _paired(diffs: list[float]) -> tuple[Interval, float]:
+    """Exact sign-flip interval and p-value of the per-seed differences (arm - LoRA).
 
-    ci = t_interval(diffs)
-    if len(diffs) < 2 or np.allclose(diffs, diffs[0]):
-        return ci, math.nan if len(diffs) < 2 else (1.0 if diffs[0] == 0 else 0.0)
-    return ci, float(ttest_1samp(diffs, 0.0).pvalue)
+    Decided exactly, never by closeness: all differences exactly 0 give p = 1; any other set,
+    constant or not, gets the sign-flip test over all 2**n flips.
+    """
+    d = np.asarray(diffs, dtype=float)
+    return sign_flip_interval(d), paired_permutation(d, np.zeros_like(d)).p_value
 
 
 def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
@@ -121,11 +128,10 @@ def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
             if name == "lora" or len(shared) < 2:
                 continue
             diffs = [r["score"] - lora[r["seed"]]["score"] for r in shared]
-            tests.append((name, *_paired_t(diffs)))
+            tests.append((name, *_paired(diffs)))
         if tests:
-            raw = [p for _, _, p in tests]
-            finite = [0.0 if math.isnan(p) else p for p in raw]
-            for (name, ci, p), ph in zip(tests, holm(finite).adjusted, strict=True):
+            raw = [p for _, _, p in tests]  # nan: not tested, left out of Holm
+            for (name, ci, p), ph in zip(tests, holm(raw).adjusted, strict=True):
                 pairs.append(LokraPair(experiment, target, name, ci, p, ph))
         if experiment == "fit":
             checks += _fit_checks(target, by_arm)
@@ -162,25 +168,29 @@ def _fit_checks(target: str, by_arm: dict[str, list[dict]]) -> list[str]:
 def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """Caption, header and rows of the arm and pair tables."""
 
-    def ci(i: Interval) -> str:
-        return f"{i.estimate:.4f} [{i.low:.4f}, {i.high:.4f}]" if i.n > 1 else f"{i.estimate:.4f}"
+    def level(i: Interval) -> str:  # the sign-flip interval's attained level, when it has one
+        return f"{i.text('+.4f')} ({100 * i.confidence:.1f}%)" if i.estimable else i.text("+.4f")
 
-    arm_rows = [[a.experiment, a.target, a.arm, str(a.seeds), ci(a.score), str(a.params),
+    def p_text(p: float) -> str:
+        return "not tested" if math.isnan(p) else f"{p:.3g}"
+
+    arm_rows = [[a.experiment, a.target, a.arm, str(a.seeds), a.score.text(".4f"), str(a.params),
                  f"{a.krank:.2f}", "" if math.isnan(a.sigma) else f"{a.sigma:.2g}",
                  "" if math.isnan(a.optimum) else f"{a.optimum:.4f}"]
                 for a in report.arms]  # fmt: skip
-    pair_rows = [[p.experiment, p.target, p.arm, ci(p.diff),
-                  "n/a" if math.isnan(p.p_value) else f"{p.p_value:.3g}", f"{p.p_holm:.3g}"]
-                 for p in report.pairs]  # fmt: skip
+    pair_rows = [[p.experiment, p.target, p.arm, level(p.diff), p_text(p.p_value),
+                  p_text(p.p_holm)] for p in report.pairs]  # fmt: skip
     return [
         (f"LoKRA (reconstructed), {report.label}: score per arm, mean over seeds (95% t interval;"
          " fit: relative error, lower is better; transfer: accuracy)",
          ["experiment", "target", "arm", "seeds", "score", "params", "k-rank", "worst σ_min",
           "optimum"],
          arm_rows),
-        (f"LoKRA (reconstructed), {report.label}: arm - LoRA on the same seeds (t interval, "
-         "paired t-test, Holm over each target's arms)",
-         ["experiment", "target", "arm", "arm - LoRA", "p", "p (Holm)"], pair_rows),
+        (f"LoKRA (reconstructed), {report.label}: arm - LoRA on the same seeds (exact sign-flip "
+         "interval at the level it attains, not estimable below 6 seeds; exact sign-flip p over "
+         "all 2^n flips, Holm over each target's arms)",
+         ["experiment", "target", "arm", "arm - LoRA (sign-flip)", "p (sign-flip)", "p (Holm)"],
+         pair_rows),
     ]  # fmt: skip
 
 
@@ -197,7 +207,7 @@ def plot_lokra(report: LokraReport, path: Path) -> str:
         rows = [a for a in report.arms if (a.experiment, a.target) == (experiment, target)]
         for x, a in enumerate(rows):
             s = a.score
-            err = [[s.estimate - s.low], [s.high - s.estimate]] if s.n > 1 else None
+            err = [[s.estimate - s.low], [s.high - s.estimate]] if s.estimable else None
             ax.errorbar([x], [s.estimate], yerr=err, fmt="o", capsize=3, color="#1f5fa8")
             if not math.isnan(a.optimum):
                 ax.plot([x - 0.3, x + 0.3], [a.optimum] * 2, color="#b8420f", lw=1)

@@ -1,14 +1,25 @@
 """The TEAM section of `harness report`: metrics per variant, and ratios against vanilla.
 
+What the samples share decides the intervals. Each seed trains its own model and draws its own
+test prompts (`eval_prompts(seed, n)`), so prompts are nested in seeds: items of one seed share a
+trained model, and items of different seeds share nothing. Hence:
+- one seed (the presets' default): the prompts are independent draws for that one model, and
+  the intervals are over prompts, for that model; they leave out how much another training seed
+  would differ;
+- several seeds: the seeds are the clusters. Exact match gets the clustered Wilson interval with
+  the Korn-Graubard effective sample size (design effect floored at 1, degrees of freedom k - 1);
+  TPF, APF and APT get the clustered t interval on k - 1 degrees of freedom, which with equal
+  prompts per seed is the t interval over the k seed means.
+
 For each `team` log:
-- per variant: exact match (Wilson interval over prompts) and mean TPF, APF and APT (t intervals
-  over prompts), plus the KV-commit-inclusive TPF and the share of masked rows that were cold;
+- per variant: exact match (Wilson, or clustered Wilson) and mean TPF, APF and APT (t, or
+  clustered t), plus the KV-commit-inclusive TPF and the share of masked rows that were cold;
 - per variant against vanilla, paired on the same (seed, prompt): the exact-match difference
-  (Agresti-Min interval, exact McNemar p, as for every 0/1 pair in the report) and the ratios
-  mean(variant) / mean(vanilla) of TPF, APF and APT with paired-bootstrap percentile intervals
-  (prompts resampled, both variants together);
+  (one seed: Agresti-Min interval and exact McNemar p, as for every 0/1 pair in the report;
+  several: clustered t interval and the exact sign-flip p over the per-seed differences) and
+  the ratios mean(variant) / mean(vanilla) of TPF, APF and APT with delta-method t intervals
+  (clustered by seed when there are several);
 - the spec's behaviour check (specs/team.md §5, check 5), each line saying what came out.
-Seeds are pooled as prompts; with several seeds the intervals ignore the clustering by seed.
 """
 
 from __future__ import annotations
@@ -20,8 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.stats.intervals import Interval, t_interval, wilson
-from harness.stats.paired import PairedTest, mcnemar
+from harness.stats.intervals import (
+    Interval,
+    clustered_t_interval,
+    ratio_interval,
+    t_interval,
+    wilson,
+)
+from harness.stats.paired import PairedTest, mcnemar, paired_permutation
+from harness.stats.resampling import clustered_wilson
 
 METRICS = ("tpf", "apf", "apt")
 
@@ -33,8 +51,8 @@ class VariantRow:
     variant: str
     n: int  # prompts (over all seeds)
     seeds: int
-    exact: Interval  # exact match, Wilson
-    tpf: Interval  # t intervals over prompts
+    exact: Interval  # exact match: Wilson over prompts (1 seed), clustered Wilson (seeds)
+    tpf: Interval  # t over prompts (1 seed), clustered t with seeds as clusters (several)
     apf: Interval
     apt: Interval
     tpf_with_commits: float  # mean, KV commits counted as forwards
@@ -42,22 +60,14 @@ class VariantRow:
 
 
 @dataclass(frozen=True)
-class Ratio:
-    """mean(variant) / mean(vanilla) of a metric, paired over prompts."""
-
-    estimate: float
-    low: float
-    high: float
-
-
-@dataclass(frozen=True)
 class VariantPair:
     """A variant against vanilla on the same prompts."""
 
     variant: str
-    n: int
-    exact_diff: PairedTest  # exact match, variant - vanilla: McNemar exact, Agresti-Min interval
-    ratios: dict[str, Ratio]  # tpf, apf, apt
+    n: int  # paired (seed, prompt) items
+    exact_diff: PairedTest  # exact match, variant - vanilla (see the module notes)
+    ratios: dict[str, Interval]  # tpf, apf, apt: mean(variant) / mean(vanilla), delta-method t
+    seeds: int = 1  # seeds behind the pairs; above 1 they are the clusters
 
 
 @dataclass(frozen=True)
@@ -84,15 +94,34 @@ def load_team_runs(location: str) -> list[dict[str, Any]]:
     return runs
 
 
-def _ratio(a: np.ndarray, b: np.ndarray, seed: int = 0, n: int = 5000) -> Ratio:
-    est = float(a.mean() / b.mean())
-    if len(a) < 2:
-        return Ratio(est, math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(a), size=(n, len(a)))
-    boot = a[idx].mean(1) / b[idx].mean(1)
-    low, high = np.percentile(boot, [2.5, 97.5])
-    return Ratio(est, float(low), float(high))
+def _mean_interval(values: list[float], seeds: list[int]) -> Interval:
+    """Student t over prompts for one seed; clustered t with seeds as clusters for several."""
+    if len(set(seeds)) > 1:
+        return clustered_t_interval(values, seeds)
+    return t_interval(values)
+
+
+def _exact_interval(correct: list[bool], seeds: list[int]) -> Interval:
+    """Wilson over prompts for one seed; clustered (Korn-Graubard) Wilson for several."""
+    if len(set(seeds)) > 1:
+        return clustered_wilson(np.asarray(correct, dtype=float), seeds)
+    return wilson(sum(correct), len(correct))
+
+
+def _exact_diff(a: list[dict], b: list[dict], seeds: list[int]) -> PairedTest:
+    """Exact match a - b on paired items: McNemar for one seed, clustered by seed for several."""
+    ya = np.array([int(r["correct"]) for r in a])
+    yb = np.array([int(r["correct"]) for r in b])
+    if len(set(seeds)) == 1:
+        return mcnemar(ya, yb)
+    ci = clustered_t_interval(ya - yb, seeds)
+    labels = np.asarray(seeds)
+    per_seed = [(ya[labels == s].mean(), yb[labels == s].mean()) for s in sorted(set(seeds))]
+    p_value = paired_permutation([x for x, _ in per_seed], [y for _, y in per_seed]).p_value
+    k = len(per_seed)
+    method = f"clustered t over {k} seeds, exact sign-flip p over the seeds"
+    b10, b01 = int(np.sum(ya > yb)), int(np.sum(ya < yb))
+    return PairedTest(ci.estimate, ci.low, ci.high, ci.confidence, p_value, method, ci.n, b01, b10)
 
 
 def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
@@ -106,10 +135,11 @@ def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
     rows = []
     for variant, items in by_variant.items():
         rs = list(items.values())
+        seeds = [r["seed"] for r in rs]
         rows.append(VariantRow(
-            variant, len(rs), len({r["seed"] for r in rs}),
-            wilson(sum(r["correct"] for r in rs), len(rs)),
-            *(t_interval([r[m] for r in rs]) for m in METRICS),
+            variant, len(rs), len(set(seeds)),
+            _exact_interval([bool(r["correct"]) for r in rs], seeds),
+            *(_mean_interval([r[m] for r in rs], seeds) for m in METRICS),
             float(np.mean([r["tpf_with_commits"] for r in rs])),
             float(np.mean([r["cold_share"] for r in rs])),
         ))  # fmt: skip
@@ -121,10 +151,12 @@ def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
             continue
         a = [items[k] for k in keys]
         b = [base[k] for k in keys]
-        diff = mcnemar([int(r["correct"]) for r in a], [int(r["correct"]) for r in b])
-        ratios = {m: _ratio(np.array([r[m] for r in a]), np.array([r[m] for r in b]))
+        seeds = [k[0] for k in keys]
+        clusters = seeds if len(set(seeds)) > 1 else None
+        ratios = {m: ratio_interval([r[m] for r in a], [r[m] for r in b], clusters=clusters)
                   for m in METRICS}  # fmt: skip
-        pairs.append(VariantPair(variant, len(keys), diff, ratios))
+        diff = _exact_diff(a, b, seeds)
+        pairs.append(VariantPair(variant, len(keys), diff, ratios, len(set(seeds))))
     return TeamReport(label, tuple(rows), tuple(pairs), tuple(_checks(pairs)))
 
 
@@ -140,40 +172,51 @@ def _checks(pairs: list[VariantPair]) -> list[str]:
         "exact match at least vanilla - 1 point": d.estimate >= -0.01,
     }
     lines = [f"{name}: {'pass' if passed else 'FAIL'}" for name, passed in ok.items()]
+    test = "McNemar exact" if team.seeds == 1 else "sign-flip over seeds"
     lines.append(
         f"TEAM - vanilla exact match {100 * d.estimate:+.1f} points "
-        f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] (McNemar exact p {d.p_value:.3g}); "
+        f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] ({test} p {d.p_value:.3g}); "
         f"TPF x{r['tpf'].estimate:.2f}, APF x{r['apf'].estimate:.2f}, "
         f"APT x{r['apt'].estimate:.2f} ({100 * (r['apt'].estimate - 1):+.0f}%)"
     )
     return lines
 
 
+def _row_intervals(seeds: int) -> str:
+    if seeds == 1:
+        return "over prompts, for the one trained seed"
+    return f"seeds as clusters (k = {seeds}); exact match conservative"
+
+
+def _pair_intervals(seeds: int) -> str:
+    if seeds == 1:
+        return "Agresti-Min, McNemar exact p; ratios: delta-method t over prompts (one seed)"
+    return f"clustered t, sign-flip p over {seeds} seeds; ratios: delta-method t, seeds as clusters"
+
+
 def team_tables(report: TeamReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """Caption, header and rows of the variant and ratio tables."""
-
-    def ci(i: Interval, digits: int = 2) -> str:
-        return f"{i.estimate:.{digits}f} [{i.low:.{digits}f}, {i.high:.{digits}f}]"
-
-    def rt(r: Ratio) -> str:
-        return f"{r.estimate:.3f} [{r.low:.3f}, {r.high:.3f}]"
-
-    rows = [[v.variant, str(v.n), str(v.seeds), ci(v.exact, 3), ci(v.tpf), ci(v.apf), ci(v.apt),
-             f"{v.tpf_with_commits:.2f}", f"{100 * v.cold_share:.1f}%"]
+    rows = [[v.variant, str(v.n), str(v.seeds), v.exact.text(".3f"), v.tpf.text(".2f"),
+             v.apf.text(".2f"), v.apt.text(".2f"), f"{v.tpf_with_commits:.2f}",
+             f"{100 * v.cold_share:.1f}%", _row_intervals(v.seeds)]
             for v in report.rows]  # fmt: skip
     pairs = [[p.variant, str(p.n),
-              f"{100 * p.exact_diff.estimate:+.1f} [{100 * p.exact_diff.low:+.1f}, "
-              f"{100 * p.exact_diff.high:+.1f}]", f"{p.exact_diff.p_value:.3g}",
-              *(rt(p.ratios[m]) for m in METRICS)] for p in report.pairs]  # fmt: skip
+              Interval(p.exact_diff.estimate, p.exact_diff.low, p.exact_diff.high,
+                       p.exact_diff.confidence, p.exact_diff.method, p.exact_diff.n
+                       ).text("+.1f", scale=100),
+              f"{p.exact_diff.p_value:.3g}", *(p.ratios[m].text(".3f") for m in METRICS),
+              _pair_intervals(p.seeds)] for p in report.pairs]  # fmt: skip
     return [
-        (f"TEAM, {report.label}: per variant (exact match: Wilson; TPF, APF, APT: t intervals "
-         "over prompts; KV commits excluded from TPF unless named)",
+        (f"TEAM, {report.label}: per variant, 95% intervals (exact match: Wilson over prompts "
+         "with one seed, clustered Wilson with the Korn-Graubard effective size when seeds are "
+         "clusters; TPF, APF, APT: t over prompts, or clustered t on k - 1 df; KV commits "
+         "excluded from TPF unless named)",
          ["variant", "prompts", "seeds", "exact match", "TPF", "APF", "APT", "TPF incl. commits",
-          "cold rows"], rows),
-        (f"TEAM, {report.label}: against vanilla on the same prompts (exact match: points, "
-         "Agresti-Min interval, McNemar exact p; metrics: ratio of means, paired bootstrap)",
-         ["variant", "prompts", "exact match diff", "p", "TPF ratio", "APF ratio", "APT ratio"],
-         pairs),
+          "cold rows", "intervals"], rows),
+        (f"TEAM, {report.label}: against vanilla on the same prompts, 95% intervals (exact "
+         "match: points; metrics: ratio of means, delta-method t)",
+         ["variant", "prompts", "exact match diff", "p", "TPF ratio", "APF ratio", "APT ratio",
+          "intervals"], pairs),
     ]  # fmt: skip
 
 

@@ -1,0 +1,198 @@
+"""Careless input, as a user types it: one line on stderr, exit 2, no traceback, the input named.
+
+Each case runs the real command in a subprocess. `{tmp}` and `{data}` in an argument are the
+test's scratch folder (with the bad files made below) and the shipped data folder.
+"""
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+# (arguments, a word the one line must contain: it names the input or the fix)
+CASES: list[tuple[list[str], str]] = [
+    # eval: suites, models, -T / -M
+    (["eval", "--suite", "nope"], "nope"),
+    (["eval"], "--suite"),
+    (["eval", "--suite", "arith", "--bogus"], "--bogus"),
+    (["eval", "--suite", "arith", "--model", "nope/x"], "nope"),
+    (["eval", "--suite", "arith", "--model", "scripted"], "PROVIDER/NAME"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "n"], "-T"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "n=abc"], "n='abc'"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "difficulty=abc"], "difficulty"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "seed=abc"], "seed"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "limit=5"], "limit"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "ops=x"], "ops"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-M", "=3"], "-M"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-M", "delay=abc"], "delay"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-M", "bogus=1"], "bogus"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "--epochs", "0"], "--epochs"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "--limit", "0"], "--limit"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "--epochs", "x"], "--epochs"),
+    (["eval", "--suite", "k-parity", "-T", "preset=nope"], "preset"),
+    (["eval", "--suite", "k-parity", "-T", "workers=0"], "workers"),
+    # eval: folders and files
+    (["eval", "--suite", "arith", "--model", "scripted/x", "--log-dir", "{tmp}/afile"], "afile"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "--log-dir", "/proc/nope"], "nope"),
+    (["eval", "--suite", "aime", "--model", "scripted/x", "--data-dir", "{tmp}/none"], "none"),
+    (["eval", "--suite", "aime", "--model", "scripted/x", "--data-dir", "{tmp}/badbyte"], "row"),
+    (
+        [
+            "eval",
+            "--suite",
+            "aime",
+            "--model",
+            "scripted/x",
+            "--data-dir",
+            "{tmp}/badbyte",
+            "-T",
+            "skip_bad_rows=maybe",
+        ],
+        "skip_bad_rows",
+    ),  # fmt: skip
+    (["eval", "--suite", "aime", "--model", "scripted/x", "--data-dir", "{tmp}/empty"], "empty"),
+    (
+        [
+            "eval",
+            "--suite",
+            "aime",
+            "--model",
+            "replay/{tmp}/nomatch.jsonl",
+            "--data-dir",
+            "{data}",
+        ],
+        "id",
+    ),  # fmt: skip
+    (
+        ["eval", "--suite", "aime", "--model", "replay/{tmp}/empty.jsonl", "--data-dir", "{data}"],
+        "empty",
+    ),  # fmt: skip
+    (
+        ["eval", "--suite", "aime", "--model", "replay/{tmp}/dup.jsonl", "--data-dir", "{data}"],
+        "again",
+    ),  # fmt: skip
+    (
+        [
+            "eval",
+            "--suite",
+            "aime",
+            "--model",
+            "replay/{tmp}/missing.jsonl",
+            "--data-dir",
+            "{data}",
+        ],
+        "missing.jsonl",
+    ),  # fmt: skip
+    (
+        [
+            "eval",
+            "--suite",
+            "aime",
+            "--model",
+            "replay/{tmp}/notjson.jsonl",
+            "--data-dir",
+            "{data}",
+        ],
+        "line 1",
+    ),  # fmt: skip
+    # report
+    (["report"], "LOG_DIRS"),
+    (["report", "{tmp}/none"], "none"),
+    (["report", "{tmp}/emptydir"], "no inspect logs"),
+    (["report", "{tmp}/emptydir", "--format", "pdf"], "--format"),
+    (["report", "{tmp}/emptydir", "-o", "/proc/x.md"], "/proc"),
+    # leaderboard
+    (["leaderboard", "build", "{tmp}/none", "-o", "{tmp}/site"], "none"),
+    (["leaderboard", "build", "{tmp}/emptydir", "-o", "{tmp}/afile"], "afile"),
+    (["leaderboard", "build", "{tmp}/emptydir", "-o", "/proc/x/y"], "/proc/x/y"),
+    (["leaderboard", "build", "{tmp}/emptydir", "-o", "{tmp}/s2", "--alpha", "2"], "--alpha"),
+    (["leaderboard", "serve", "{tmp}/emptydir"], "index.html"),
+    (["leaderboard", "serve", "{tmp}/emptydir", "--port", "99999"], "--port"),
+    (["leaderboard", "serve", "{tmp}/emptydir", "--port", "-1"], "--port"),
+    (["leaderboard", "serve", "{tmp}/emptydir", "--port", "abc"], "--port"),
+    (["leaderboard", "nope"], "nope"),
+    # judge
+    (
+        ["judge", "estimate", "--test", "{tmp}/none.jsonl", "--calibration", "{tmp}/none.jsonl"],
+        "none.jsonl",
+    ),  # fmt: skip
+    (
+        ["judge", "estimate", "--test", "{tmp}/emptydir", "--calibration", "{tmp}/emptydir"],
+        "folder",
+    ),  # fmt: skip
+    (["judge", "plan", "--p", "0", "--q0", "0.7", "--q1", "0.9", "--budget", "200"], "--p"),
+    (["judge", "plan", "--p", "0.4", "--q0", "0.3", "--q1", "0.5", "--budget", "200"], "--q0"),
+    (["judge", "plan", "--p", "2", "--q0", "0.7", "--q1", "0.9", "--budget", "200"], "--p"),
+    (["judge", "plan", "--p", "0.4", "--q0", "0.7", "--q1", "0.9", "--budget", "1"], "--budget"),
+    # sage
+    (["sage", "score", "--data", "{tmp}/none.jsonl"], "none.jsonl"),
+    (["sage", "score", "--data", "{tmp}/one_wrong.jsonl", "--k", "2"], "--references"),
+    (["sage", "score", "--data", "{tmp}/one_wrong.jsonl", "--k", "0"], "k"),
+    # other subcommands
+    (["validate", "--suite", "arith"], "validator"),
+    (["validate", "--suite", "nope"], "nope"),
+    (["nope"], "nope"),
+]
+
+
+def _files(tmp: Path, data: Path) -> None:
+    (tmp / "afile").write_text("x")
+    (tmp / "emptydir").mkdir()
+    for name, content in (("badbyte", None), ("empty", b"")):
+        folder = tmp / name / "aime"
+        folder.mkdir(parents=True)
+        for year in ("2024", "2025"):
+            body = (data / "aime" / f"aime{year}.jsonl").read_bytes()
+            (folder / f"aime{year}.jsonl").write_bytes(
+                body + b'\xff{"x": 1}\n' if content is None else content
+            )
+    (tmp / "nomatch.jsonl").write_text('{"id": 60, "output": "1"}\n{"id": 61, "output": "2"}\n')
+    (tmp / "empty.jsonl").write_text("")
+    (tmp / "dup.jsonl").write_text('{"id": "2024-1", "output": "1"}\n' * 2)
+    (tmp / "notjson.jsonl").write_text("{nope\n")
+    (tmp / "one_wrong.jsonl").write_text(
+        '{"id": "a", "text": "x", "annotation": "y", "label_correct": 0}\n'
+    )
+
+
+def _run(args: list[str], tmp: Path, data: Path) -> subprocess.CompletedProcess:
+    filled = [a.replace("{tmp}", str(tmp)).replace("{data}", str(data)) for a in args]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HARNESS_DATA_DIR": str(data)}
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *filled],
+        capture_output=True, text=True, timeout=300, cwd=tmp, env=env,
+    )  # fmt: skip
+
+
+def test_every_careless_input_is_one_line_and_exit_2(tmp_path, data_dir):
+    _files(tmp_path, Path(data_dir))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda c: _run(c[0], tmp_path, Path(data_dir)), CASES))
+    failures = []
+    for (args, needle), proc in zip(CASES, results, strict=True):
+        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        problems = []
+        if proc.returncode != 2:
+            problems.append(f"exit {proc.returncode}")
+        if "Traceback" in proc.stderr:
+            problems.append("traceback")
+        if len(lines) != 1:
+            problems.append(f"{len(lines)} stderr lines")
+        elif not lines[0].startswith("harness: error: ") or needle not in lines[0]:
+            problems.append(f"line {lines[0]!r} lacks {needle!r}")
+        if problems:
+            failures.append(f"{' '.join(args)}: {', '.join(problems)}: {proc.stderr[-300:]!r}")
+    assert not failures, f"{len(failures)} of {len(CASES)} cases:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("flag", ["-T", "-M"])
+def test_the_malformed_flag_hint_is_an_argument_the_suite_takes(flag):
+    from harness.cli.kv_args import parse_kv
+    from harness.errors import HarnessUsageError
+
+    with pytest.raises(HarnessUsageError) as ex:
+        parse_kv(["n"], flag)
+    assert "limit=5" not in str(ex.value)
