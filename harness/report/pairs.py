@@ -6,12 +6,14 @@ several such groups becomes one table per group, labelled by what tells the grou
 each pair across groups is listed as not comparable with the reason.
 
 Within a group, each pair of models is tested on the problems both have: McNemar exact for 0/1
-scores, a paired bootstrap otherwise; the p-values are corrected by Holm over the group's tested
-pairs. A pair that cannot be tested has p = nan ("not tested"), which Holm leaves out.
+scores; otherwise a paired bootstrap from 20 shared problems up, and below that the exact
+sign-flip test with the interval that inverts it; the p-values are corrected by Holm over the
+group's tested pairs. A pair that cannot be tested has p = nan ("not tested"), which Holm leaves out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from itertools import combinations
@@ -20,8 +22,11 @@ import numpy as np
 
 from harness.logs import LogIdentity, LogRecord
 from harness.report.scores import problem_means
+from harness.stats.exact import sign_flip_interval
 from harness.stats.multiple import holm
-from harness.stats.paired import PairedTest, mcnemar, paired_bootstrap_diff
+from harness.stats.paired import PairedTest, mcnemar, paired_bootstrap_diff, paired_permutation
+
+FEW = 20  # below this many shared problems, exact sign-flip instead of the bootstrap
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,18 @@ def paired_test(a: dict[str, float], b: dict[str, float]) -> PairedTest | None:
     x = np.array([a[i] for i in shared])
     y = np.array([b[i] for i in shared])
     binary = bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
-    return mcnemar(x, y) if binary else paired_bootstrap_diff(x, y)
+    if binary:
+        return mcnemar(x, y)
+    if len(shared) >= FEW:
+        return paired_bootstrap_diff(x, y)
+    # below about 20 items a percentile bootstrap does not cover 95%: the exact sign-flip test
+    # and the interval that inverts it (none where n is too small for 95%)
+    test = paired_permutation(x, y)
+    ci = sign_flip_interval(x - y)
+    method = f"{test.method}; interval: {ci.method}"
+    return dataclasses.replace(
+        test, low=ci.low, high=ci.high, confidence=ci.confidence, method=method
+    )
 
 
 def group_pairs(group: Group) -> list[PairResult]:
