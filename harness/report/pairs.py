@@ -8,7 +8,8 @@ each pair across groups is listed as not comparable with the reason.
 Within a group, each pair of models is tested on the problems both have: McNemar exact for 0/1
 scores; otherwise a paired bootstrap from 20 shared problems up, and below that the exact
 sign-flip test with the interval that inverts it; the p-values are corrected by Holm over the
-group's tested pairs. A pair that cannot be tested has p = nan ("not tested"), which Holm leaves out.
+group's tested pairs. A pair that cannot be tested has p = nan ("not tested"), which Holm
+leaves out.
 """
 
 from __future__ import annotations
