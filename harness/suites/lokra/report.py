@@ -20,7 +20,6 @@ Everything is LoKRA (reconstructed).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.logs import load_training_runs
 from harness.stats.exact import sign_flip_interval
 from harness.stats.intervals import Interval, t_interval
 from harness.stats.multiple import holm
@@ -77,21 +77,12 @@ def arm_name(method: str, lam: float) -> str:
 
 
 def load_lokra_runs(location: str) -> list[dict[str, Any]]:
-    """Per-sample runs of a lokra log, through `samples_df`."""
-    from inspect_ai.analysis import samples_df
-
-    df = samples_df(location, quiet=True)
-    runs = []
-    for row in df.to_dict("records"):
-        run = row.get("metadata_run")
-        if not isinstance(run, str):
-            continue  # an errored or unfinished sample
-        runs.append({
-            "experiment": row["metadata_experiment"], "method": row["metadata_method"],
-            "lam": float(row["metadata_lam"]), "seed": int(row["metadata_seed"]),
-            "target": row["metadata_target"], **json.loads(run),
-        })  # fmt: skip
-    return runs
+    """Per-sample runs of a lokra log, read by `harness.logs`; errored samples have none."""
+    keys = ("experiment", "method", "lam", "seed", "target")
+    return [
+        {**run, "lam": float(run["lam"]), "seed": int(run["seed"])}
+        for run in load_training_runs(location, keys)
+    ]
 
 
 def _paired(diffs: list[float]) -> tuple[Interval, float]:

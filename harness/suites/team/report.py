@@ -82,11 +82,10 @@ class TeamReport:
 
 def load_team_runs(location: str) -> list[dict[str, Any]]:
     """Per-sample records of a team log: variant, seed, prompt, task, correct and the counts."""
-    from inspect_ai.log import read_eval_log
+    from harness.logs import read_samples
 
-    log = read_eval_log(location)
     runs = []
-    for s in log.samples or []:
+    for s in read_samples(location):
         score = next(iter((s.scores or {}).values()), None)
         if score is None or "tpf" not in (score.metadata or {}):
             continue  # errored or not decoded
