@@ -122,7 +122,7 @@ def to_markdown(data: ReportData, forest: str, plots: list[list[list[str]]]) -> 
     """The report as Markdown, pointing at the plots saved beside it."""
     parts = ["# harness report\n"]
     for heading, caption, head, rows in _tables(data):
-        parts.append(f"\n## {heading}\n\n{caption}.\n\n")
+        parts.append(f"\n## {heading}\n\n{caption.rstrip('.')}.\n\n")
         parts.append(markdown_table(head, rows) if rows else "(no scored logs)")
         parts.append("\n")
         if heading == "Scores" and rows:
