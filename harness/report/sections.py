@@ -72,10 +72,31 @@ def load_section(path: str) -> ReportSection:
     return section
 
 
-def log_heading(record: LogRecord, detail: str = "") -> str:
-    """`task (detail; file name)`, the heading of a result made from one log."""
-    extra = f"{detail}; " if detail else ""
+def preset_of(record: LogRecord) -> str:
+    """The preset a log ran, from its task arguments or metadata ("" when it names none)."""
+    args = dict(record.identity.task_args)
+    return args.get("preset", "").strip('"') or str(record.metadata.get("preset") or "")
+
+
+def log_heading(record: LogRecord) -> str:
+    """`task (preset P; file name)`, the heading of a result made from one log."""
+    preset = preset_of(record)
+    extra = f"preset {preset}; " if preset else ""
     return f"{record.task} ({extra}{Path(record.path).name})"
+
+
+def per_log_section(
+    title: str,
+    tag: str,
+    build_one: Callable[[LogRecord], Any],
+    view: Callable[[Any], SectionView],
+) -> ReportSection:
+    """A section with one result per log, in the order the report lists the logs."""
+
+    def build(records: list[LogRecord]) -> list[Any]:
+        return [build_one(r) for r in records]
+
+    return ReportSection(title, tag, build, view)
 
 
 def markdown_table(head: list[str], rows: list[list[str]]) -> str:

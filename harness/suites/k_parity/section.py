@@ -1,8 +1,7 @@
 """k-parity's report section: arms, arms paired by seed, the paper's claims, learning curves.
 
 Declared in the catalog (`Suite.section`); `harness report` renders it through
-`harness.report.sections`. Every finished log of the suite gets its own result, headed by its
-preset and file.
+`harness.report.sections`, one result per finished log, headed by its preset and file.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.logs import LogRecord
-from harness.report.sections import Plot, ReportSection, SectionView, log_heading
+from harness.report.sections import Plot, SectionView, log_heading, per_log_section, preset_of
 from harness.suites.k_parity.report import (
     ParityReport,
     build_parity_report,
@@ -26,22 +25,10 @@ PARITY_CLAIMS = (
 )
 
 
-def _preset(record: LogRecord) -> str:
-    """The preset the log ran, from its task arguments or metadata ("" when none)."""
-    args = dict(record.identity.task_args)
-    return args.get("preset", "").strip('"') or str(record.metadata.get("preset") or "")
-
-
-def build(records: list[LogRecord]) -> list[ParityReport]:
-    """One result per log."""
-    return [
-        build_parity_report(
-            log_heading(r, f"preset {_preset(r)}" if _preset(r) else ""),
-            load_runs(r.path),
-            _preset(r) or None,
-        )
-        for r in records
-    ]
+def _build(record: LogRecord) -> ParityReport:
+    return build_parity_report(
+        log_heading(record), load_runs(record.path), preset_of(record) or None
+    )
 
 
 def _plot(report: ParityReport, stem: Path) -> list[str]:
@@ -49,19 +36,15 @@ def _plot(report: ParityReport, stem: Path) -> list[str]:
 
 
 def view(report: ParityReport) -> SectionView:
-    """Tables, claims and plot of one log."""
+    """Tables, claims and learning curves of one log."""
+    alt = "k-parity learning curves, one panel per arm, one line per seed"
     return SectionView(
         heading=report.task,
         tables=tuple(parity_tables(report)),
         notes_caption=PARITY_CLAIMS,
         notes=tuple(report.claims),
-        plots=(
-            Plot(
-                "k-parity learning curves, one panel per arm, one line per seed",
-                lambda stem: _plot(report, stem),
-            ),
-        ),
+        plots=(Plot(alt, lambda stem: _plot(report, stem)),),
     )
 
 
-SECTION = ReportSection("k-parity", "k-parity", build, view)
+SECTION = per_log_section("k-parity", "k-parity", _build, view)

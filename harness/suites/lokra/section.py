@@ -1,8 +1,7 @@
 """LoKRA's report section (the method is reconstructed): arms, arms against LoRA, the checks.
 
 Declared in the catalog (`Suite.section`); `harness report` renders it through
-`harness.report.sections`. Every finished log of the suite gets its own result, headed by its
-preset and file.
+`harness.report.sections`, one result per finished log, headed by its preset and file.
 """
 
 from __future__ import annotations
@@ -10,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.logs import LogRecord
-from harness.report.sections import Plot, ReportSection, SectionView, log_heading
+from harness.report.sections import Plot, SectionView, log_heading, per_log_section
 from harness.suites.lokra.report import (
     LokraReport,
     build_lokra_report,
@@ -20,20 +19,8 @@ from harness.suites.lokra.report import (
 )
 
 
-def _preset(record: LogRecord) -> str:
-    """The preset the log ran, from its task arguments or metadata ("" when none)."""
-    args = dict(record.identity.task_args)
-    return args.get("preset", "").strip('"') or str(record.metadata.get("preset") or "")
-
-
-def build(records: list[LogRecord]) -> list[LokraReport]:
-    """One result per log."""
-    return [
-        build_lokra_report(
-            log_heading(r, f"preset {_preset(r)}" if _preset(r) else ""), load_lokra_runs(r.path)
-        )
-        for r in records
-    ]
+def _build(record: LogRecord) -> LokraReport:
+    return build_lokra_report(log_heading(record), load_lokra_runs(record.path))
 
 
 def _plot(report: LokraReport, stem: Path) -> list[str]:
@@ -47,8 +34,8 @@ def view(report: LokraReport) -> SectionView:
         tables=tuple(lokra_tables(report)),
         notes_caption="Checks (specs/lokra.md §5.2)",
         notes=tuple(report.checks),
-        plots=(Plot("LoKRA arms with 95% intervals", lambda stem: _plot(report, stem)),),
+        plots=(Plot("LoKRA arms with their intervals", lambda stem: _plot(report, stem)),),
     )
 
 
-SECTION = ReportSection("LoKRA (reconstructed)", "lokra", build, view)
+SECTION = per_log_section("LoKRA (reconstructed)", "lokra", _build, view)
