@@ -123,7 +123,8 @@ def to_markdown(data: ReportData, forest: str, plots: list[list[list[str]]]) -> 
     parts = ["# harness report\n"]
     for heading, caption, head, rows in _tables(data):
         parts.append(f"\n## {heading}\n\n{caption.rstrip('.')}.\n\n")
-        parts.append(markdown_table(head, rows) if rows else "(no scored logs)")
+        none = "(none: the logs here are reported in their suites' sections below)"
+        parts.append(markdown_table(head, rows) if rows else none)
         parts.append("\n")
         if heading == "Scores" and rows:
             parts.append(f"\n![Forest plot of scores with 95% intervals]({forest})\n")
