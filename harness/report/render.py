@@ -28,7 +28,9 @@ SCORES_NOTE = (
 PAIRS_NOTE = (
     "Only logs that agree on all but the model (suite, task, task arguments, sample ids) are "
     "paired, on the problems both have; p-values corrected by Holm over each group's tested "
-    "pairs; a pair that could not be tested says so and is left out of Holm."
+    "pairs; a pair that could not be tested says so and is left out of Holm. For 0/1 scores the "
+    "interval is Agresti-Min's and the p-value McNemar's exact test, which is conservative: near "
+    "p = 0.05 the interval can exclude 0 while p is above 0.05"
 )
 
 
