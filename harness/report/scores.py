@@ -120,11 +120,16 @@ def problem_means(record: LogRecord, scorer: str | None = None) -> dict[str, flo
 
 
 def error_reasons(record: LogRecord) -> Counter[str]:
-    """How many sample-epochs errored, by reason, over every scorer."""
+    """How many sample-epochs errored, by reason (each counted once, whatever its scorers)."""
     reasons: Counter[str] = Counter()
-    for scorer in record.scorers or ("",):
-        for vs in per_problem(record, scorer).values():
-            reasons.update(reason for _, reason in vs if reason)
+    for s in record.samples:
+        if s.error:
+            reasons[s.error] += 1
+            continue
+        unread = [parse_score(value)[1] for _, value in s.raw]
+        first = next((reason for reason in unread if reason), "")
+        if first:
+            reasons[first] += 1
     return reasons
 
 
