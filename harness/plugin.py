@@ -12,3 +12,28 @@ from harness.suites.catalog import all_suites
 
 for _suite in all_suites().values():
     _suite.tasks  # noqa: B018  (importing the tasks registers them)
+
+
+def _alias_scorers_by_bare_name() -> None:
+    """Let `inspect score LOG` find our scorers by the bare name a log records.
+
+    inspect registers a packaged scorer as `harness/NAME` but records `NAME` in the log, and
+    resolves a bare name only among its own scorers, so `inspect score` on a harness log failed
+    with "couldn't be loaded". inspect loads every package's entry point (this module) when a
+    command starts, so each harness scorer is registered here under its bare name too, unless
+    inspect has a scorer of that name. inspect-ai's registry has no public call for this; the
+    version is pinned and `tests/test_inspect_entry_point.py` runs `inspect score` on our logs.
+    """
+    from inspect_ai._util import registry
+
+    table = registry._registry
+    for key, obj in list(table.items()):
+        kind, _, name = key.partition(":")
+        if kind != "scorer" or not name.startswith("harness/"):
+            continue
+        bare = name.removeprefix("harness/")
+        if f"scorer:{bare}" not in table and f"scorer:inspect_ai/{bare}" not in table:
+            table[f"scorer:{bare}"] = obj
+
+
+_alias_scorers_by_bare_name()
