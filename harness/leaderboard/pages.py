@@ -81,7 +81,7 @@ def _num(x: float, digits: int = 3) -> str:
 
 def _p(x: float) -> str:
     if math.isnan(x):
-        return "–"
+        return "not tested"
     return "<0.001" if x < 0.001 else f"{x:.3f}"
 
 
@@ -258,7 +258,10 @@ def suite_page(suite: str, tables: list[TaskTable], links: Callable[[str], str |
             f"Holm-corrected p-values between every two models on {escape(t.task)}; darker "
             'cells are more significant">'
             f"<table><caption>{escape(t.task)}: every pair of models on their shared samples "
-            "(difference a − b with its paired 95% interval)</caption><thead><tr>"
+            "(difference a − b with its paired 95% interval; for 0/1 scores the interval is "
+            "Agresti-Min's and the p-value McNemar's exact test, which is conservative, so near "
+            "p = 0.05 the interval can exclude 0 while p is above 0.05; – : not tested)"
+            "</caption><thead><tr>"
             '<th scope="col">Model a</th><th scope="col">Model b</th>'
             '<th scope="col">a − b</th><th scope="col">p</th><th scope="col">p (Holm)</th>'
             '<th scope="col">Test</th><th scope="col">Shared n</th></tr></thead>'
