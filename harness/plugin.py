@@ -6,7 +6,9 @@ register when the catalog imports them, so this module names no suite.
 
 import harness.sandbox  # noqa: F401  (registers the `bwrap` sandbox)
 from harness.models.providers import local, pdr, replay, scripted, sr, suco  # noqa: F401
+from harness.scorers.calibrated_judge import calibrated_judge  # noqa: F401
 from harness.scorers.math_answer import math_answer  # noqa: F401
+from harness.scorers.sage import sage  # noqa: F401
 from harness.suco.sapo_scorer import sapo  # noqa: F401
 from harness.suites.catalog import all_suites
 
