@@ -131,6 +131,58 @@ CASES: list[tuple[list[str], str]] = [
     (["sage", "score", "--data", "{tmp}/none.jsonl"], "none.jsonl"),
     (["sage", "score", "--data", "{tmp}/one_wrong.jsonl", "--k", "2"], "--references"),
     (["sage", "score", "--data", "{tmp}/one_wrong.jsonl", "--k", "0"], "k"),
+    (["sage", "score", "--data", "{tmp}/no_annotation.jsonl"], "annotation"),
+    (["sage", "score", "--data", "{tmp}/emptydir"], "emptydir"),
+    # more that already worked: kept so they stay that way
+    (
+        [
+            "judge",
+            "estimate",
+            "--test",
+            "{tmp}/judge2.jsonl",
+            "--calibration",
+            "{tmp}/judge2.jsonl",
+        ],
+        "judge",
+    ),  # fmt: skip
+    (["judge", "estimate", "--test", "{tmp}/judge2.jsonl"], "--calibration"),
+    (
+        [
+            "judge",
+            "estimate",
+            "--test",
+            "{tmp}/t.jsonl",
+            "--calibration",
+            "{tmp}/t.jsonl",
+            "--alpha",
+            "1.5",
+        ],
+        "--alpha",
+    ),  # fmt: skip
+    (["suco", "msc", "{tmp}/nope.eval", "--calibrator", "local/x"], "nope.eval"),
+    (["suco", "msc", "{tmp}/nope.eval"], "--calibrator"),
+    (["report", "{tmp}/emptydir", "{tmp}/none"], "none"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "--display", "bogus"], "--display"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "ops=+-*"], "ops"),
+    (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "n=-3"], "n"),
+    (
+        [
+            "eval",
+            "--suite",
+            "aime",
+            "--model",
+            "scripted/x",
+            "--data-dir",
+            "{data}",
+            "-T",
+            "skip_bad_rows=maybe",
+        ],
+        "skip_bad_rows",
+    ),  # fmt: skip
+    (["eval", "--suite", "lokra", "-T", "lams=-1"], "lams"),
+    (["eval", "--suite", "team", "-T", "preset=nope"], "preset"),
+    (["suites", "extra"], "extra"),
+    (["doctor", "extra"], "extra"),
     # other subcommands
     (["validate", "--suite", "arith"], "validator"),
     (["validate", "--suite", "nope"], "nope"),
@@ -153,6 +205,9 @@ def _files(tmp: Path, data: Path) -> None:
     (tmp / "empty.jsonl").write_text("")
     (tmp / "dup.jsonl").write_text('{"id": "2024-1", "output": "1"}\n' * 2)
     (tmp / "notjson.jsonl").write_text("{nope\n")
+    (tmp / "no_annotation.jsonl").write_text('{"id": "a", "text": "x"}\n')
+    (tmp / "judge2.jsonl").write_text('{"id": "a", "judge": 2}\n')
+    (tmp / "t.jsonl").write_text('{"id": "a", "judge": 1, "human": 1}\n')
     (tmp / "one_wrong.jsonl").write_text(
         '{"id": "a", "text": "x", "annotation": "y", "label_correct": 0}\n'
     )
