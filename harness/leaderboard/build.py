@@ -140,10 +140,20 @@ def to_csv(data: dict[str, Any]) -> str:
     writer.writeheader()
     for t in data["tasks"]:
         for r in t["rows"]:
-            writer.writerow(
-                {"suite": t["suite"], "task": t["task"], **{k: r[k] for k in fields[2:]}}
-            )
+            row = {"suite": t["suite"], "task": t["task"], **{k: r[k] for k in fields[2:]}}
+            writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
+
+
+def csv_cell(value: Any) -> Any:
+    """A text cell a spreadsheet will not run: a leading = + - @, tab or CR gets a `'`.
+
+    Model and task names come from other people's logs; `=HYPERLINK(...)` in a CSV opened in a
+    spreadsheet would be a formula. Numbers are left as they are.
+    """
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 def build_site(

@@ -81,26 +81,53 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
 
 
 class SiteRequestHandler(SimpleHTTPRequestHandler):
-    """Serves GET and HEAD for files inside one folder, with single byte ranges."""
+    """Serves GET and HEAD for files inside one folder, with single byte ranges.
+
+    Hardened for a page of another origin that reaches the loopback port (DNS rebinding) and for
+    a site folder holding links: a `Host` other than this server's loopback names gets 421;
+    every file served, a folder's `index.html` included, must resolve inside the site; a path
+    that cannot be a file name (a NUL byte) gets 400; an idle or half-sent connection is closed
+    after `timeout` seconds.
+    """
 
     extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **_CONTENT_TYPES}
+    timeout = 10.0  # seconds a connection may sit idle (socket timeout of the handler)
 
     def __init__(self, *args: object, directory: str, **kwargs: object) -> None:
         self._root = os.path.realpath(directory)
         self._range: tuple[int, int] | None = None
         super().__init__(*args, directory=directory, **kwargs)  # type: ignore[arg-type]
 
+    def _inside(self, path: str) -> bool:
+        real = os.path.realpath(path)
+        return real == self._root or real.startswith(self._root + os.sep)
+
+    def _host_allowed(self) -> bool:
+        port = self.server.server_address[1]
+        host = (self.headers.get("Host") or "").strip().lower()
+        return host in {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+
     def send_head(self) -> BinaryIO | None:
         """Send the status and headers; return the file positioned at the first byte to send."""
         self._range = None
-        path = self.translate_path(self.path)
-        real = os.path.realpath(path)
-        if real != self._root and not real.startswith(self._root + os.sep):
-            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+        if not self._host_allowed():
+            self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "Unknown host")
             return None
-        if os.path.isdir(path):
-            # the base class redirects `dir` to `dir/` and serves `dir/index.html`
-            return super().send_head()  # type: ignore[return-value]
+        try:
+            path = self.translate_path(self.path)
+            if not self._inside(path):
+                self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+                return None
+            if os.path.isdir(path):
+                index = os.path.join(path, "index.html")
+                if os.path.lexists(index) and not self._inside(index):
+                    self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+                    return None
+                # the base class redirects `dir` to `dir/` and serves `dir/index.html`
+                return super().send_head()  # type: ignore[return-value]
+        except ValueError:  # a NUL byte, or a path no file can have
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad path")
+            return None
         header = self.headers.get("Range")
         if header is None or not os.path.isfile(path):
             return super().send_head()  # type: ignore[return-value]
@@ -170,7 +197,7 @@ class SiteRequestHandler(SimpleHTTPRequestHandler):
         _log.debug("%s %s", self.address_string(), format % args)
 
 
-def make_server(site: Path, port: int = 0) -> ThreadingHTTPServer:
+def make_server(site: Path, port: int = 0, idle_timeout: float = 10.0) -> ThreadingHTTPServer:
     """A threaded HTTP server for the files under `site`, bound to 127.0.0.1.
 
     Call `serve_forever()` on the result (in a thread, for tests) and `shutdown()` plus
@@ -179,6 +206,7 @@ def make_server(site: Path, port: int = 0) -> ThreadingHTTPServer:
     Args:
         site: The folder to serve; requests cannot reach outside it.
         port: The TCP port; 0 picks a free one (read it from `server.server_address`).
+        idle_timeout: Seconds a connection may stay idle or half-sent before it is closed.
 
     Raises:
         HarnessUsageError: `site` is not a folder, or the port cannot be bound.
@@ -186,13 +214,16 @@ def make_server(site: Path, port: int = 0) -> ThreadingHTTPServer:
     """
     if not site.is_dir():
         raise HarnessUsageError(f"site folder not found: {site}; build it first")
-    handler = functools.partial(SiteRequestHandler, directory=str(site))
+    handler_class = type("Handler", (SiteRequestHandler,), {"timeout": idle_timeout})
+    handler = functools.partial(handler_class, directory=str(site))
     try:
-        return ThreadingHTTPServer((HOST, port), handler)
+        server = ThreadingHTTPServer((HOST, port), handler)
     except OSError as ex:
         raise HarnessUsageError(
             f"cannot listen on {HOST}:{port} ({ex.strerror}); pick another --port"
         ) from ex
+    server.daemon_threads = True  # a held connection never keeps the process alive
+    return server
 
 
 def serve(site: Path, port: int = 8000) -> None:

@@ -19,6 +19,17 @@ def _fmt(x: float) -> str:
     return f"{x:.1f}"
 
 
+def p_label(p: float) -> str:
+    """A p-value in a few characters that never reads as 0: "<.001", ".004", "0.23"."""
+    if math.isnan(p):
+        return "not tested"
+    if p < 0.001:
+        return "<.001"
+    if p < 0.01:
+        return f"{p:.3f}".removeprefix("0")
+    return f"{p:.2f}"
+
+
 def forest_svg(table: TaskTable) -> str:
     """Each model's score and 95% interval, best first, on a shared axis."""
     rows = table.rows
@@ -122,7 +133,7 @@ def heatmap_svg(table: TaskTable) -> str:
             )
             if cell >= 30 and not math.isnan(p):
                 fill = "white" if p < 0.01 else "black"
-                text = "&lt;.001" if p < 0.001 else f"{p:.2f}"
+                text = escape(p_label(p))
                 out.append(
                     f'<text x="{px + cell / 2}" y="{py + cell / 2 + 4}" text-anchor="middle" '
                     f'font-family="sans-serif" font-size="10" fill="{fill}">{text}</text>'
