@@ -38,6 +38,7 @@ from inspect_ai.util import (
 from typing_extensions import override
 
 from harness.errors import HarnessUsageError
+from harness.sandbox.beneath import read_beneath, write_beneath
 from harness.sandbox.config import BwrapConfig
 from harness.sandbox.limits import limit_reason, prlimit_argv
 
@@ -262,35 +263,23 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             logger.warning("bwrap: %s ended with exit code %d (%s)", cmd[:1], code, reason)
         return result
 
-    def _host_path(self, file: str) -> Path:
-        """Map a sandbox path to the host, refusing any that leaves the work folder."""
+    def _relative(self, file: str) -> PurePosixPath:
+        """A sandbox path as a path relative to the work folder; one outside it is refused."""
         path = PurePosixPath(file)
         if path.is_absolute():
             try:
                 path = path.relative_to(WORK_DIR)
             except ValueError:
                 raise PermissionError(f"{file!r} is outside the sandbox's {WORK_DIR}") from None
-        root = self.work_dir.resolve()
-        # resolve() follows symlinks the sandboxed code may have planted
-        host = (root / path).resolve()
-        if not host.is_relative_to(root):
-            raise PermissionError(f"{file!r} leaves the sandbox's work folder")
-        return host
+        return path
 
     @override
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        host = self._host_path(file)
-        root = self.work_dir.resolve()
-        missing = [p for p in [host.parent, *host.parent.parents] if not p.exists()]
-        host.parent.mkdir(parents=True, exist_ok=True)
+        """Write through `harness.sandbox.beneath`: no symlink, FIFO or race redirects it."""
         if isinstance(contents, str):
             contents = contents.encode("utf-8")
-        host.write_bytes(contents)
-        ids = _host_ids()
-        if ids is not None:
-            for made in [host, *missing]:
-                if made.is_relative_to(root):
-                    os.chown(made, *ids)
+        relative = self._relative(file)
+        await asyncio.to_thread(write_beneath, self.work_dir, relative, contents, _host_ids())
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -300,10 +289,14 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @override
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        host = self._host_path(file)
-        if host.stat().st_size > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
-            raise OutputLimitExceededError(SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None)
+        """Read through `harness.sandbox.beneath`, off the event loop; never blocks on a FIFO."""
+        limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
+        try:
+            data = await asyncio.to_thread(read_beneath, self.work_dir, self._relative(file), limit)
+        except OverflowError:
+            raise OutputLimitExceededError(
+                SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, None
+            ) from None
         if text:
-            with open(host, newline="", encoding="utf-8") as f:
-                return f.read()
-        return host.read_bytes()
+            return data.decode("utf-8")  # as written: no newline translation
+        return data

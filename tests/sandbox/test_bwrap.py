@@ -209,3 +209,60 @@ def test_config_round_trips_through_inspect() -> None:
     assert BwrapSandboxEnvironment.config_deserialize(config.model_dump()) == config
     with pytest.raises(ValueError):
         BwrapConfig(timeout=0)
+
+
+def _bounded(coro: Callable[[], Awaitable[Any]], seconds: float = 5.0) -> Any:
+    """Run a host-side file call with a deadline: a call that blocks fails the test, not CI."""
+
+    async def go() -> Any:
+        return await asyncio.wait_for(coro(), seconds)
+
+    return asyncio.run(go())
+
+
+def test_a_fifo_neither_blocks_nor_is_read_or_written(box: BwrapSandboxEnvironment) -> None:
+    assert run(
+        box, "mkfifo notes.py && mkdir -p .git && mkfifo .git/harness-candidate.diff"
+    ).success
+    for name in ("notes.py", ".git/harness-candidate.diff"):
+        with pytest.raises(PermissionError):
+            _bounded(lambda name=name: box.read_file(name))
+        with pytest.raises(PermissionError):
+            _bounded(lambda name=name: box.write_file(name, "x"))
+    still_works(box)
+
+
+def test_a_folder_swapped_for_a_symlink_never_redirects_a_host_write(
+    box: BwrapSandboxEnvironment, tmp_path: Path
+) -> None:
+    """A bounded race: a thread swaps d and a link to a host folder with RENAME_EXCHANGE."""
+    import ctypes
+    import threading
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    at_fdcwd, rename_exchange = -100, 2
+    outside = tmp_path / "host"
+    outside.mkdir()
+    d, link = box.work_dir / "d", box.work_dir / "link"
+    d.mkdir()
+    link.symlink_to(outside)
+    stop = time.monotonic() + 2.0
+
+    def swap() -> None:
+        a, b = bytes(d), bytes(link)
+        while time.monotonic() < stop:
+            libc.renameat2(at_fdcwd, a, at_fdcwd, b, rename_exchange)
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    writes = refused = 0
+    while time.monotonic() < stop:
+        try:
+            _bounded(lambda: box.write_file("d/x", "payload"))
+            writes += 1
+        except (PermissionError, FileNotFoundError):
+            refused += 1
+    swapper.join(timeout=5)
+    assert not list(outside.iterdir()), "a host write followed the planted link"
+    assert writes > 0  # the race ran both ways: some writes landed in the real folder
+    still_works(box)
