@@ -62,6 +62,9 @@ def bwrap_argv(
 ) -> list[str]:
     """Return the full command line that runs `cmd` in a sandbox over `work`."""
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    # a user namespace of its own, and none nested inside it: `unshare -Urm` and the mounts it
+    # would allow are refused inside the sandbox
+    argv += ["--unshare-user", "--disable-userns"]
     if config.network:
         argv += ["--share-net", "--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
     argv += ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -70,7 +73,8 @@ def bwrap_argv(
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
-    argv += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(config.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
     # the root bwrap builds is a tmpfs; once every mount point is in it, make it read-only
     argv += ["--bind", str(work), WORK_DIR, "--remount-ro", "/", "--chdir", cwd]
     base = {"PATH": _SYSTEM_PATH, "HOME": WORK_DIR, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}

@@ -31,5 +31,8 @@ class BwrapConfig(BaseModel):
     max_file_mb: int = Field(default=1024, gt=0)
     """RLIMIT_FSIZE in MiB: the largest file one process may write (SIGXFSZ beyond it)."""
 
+    tmp_mb: int = Field(default=512, gt=0)
+    """Size of the sandbox's /tmp in MiB: a tmpfs in host memory, so it is bounded."""
+
     network: bool = False
     """Share the host's network, for an install phase only; off by default."""

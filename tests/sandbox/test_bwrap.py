@@ -266,3 +266,17 @@ def test_a_folder_swapped_for_a_symlink_never_redirects_a_host_write(
     assert not list(outside.iterdir()), "a host write followed the planted link"
     assert writes > 0  # the race ran both ways: some writes landed in the real folder
     still_works(box)
+
+
+def test_tmp_is_bounded_and_nested_user_namespaces_are_refused() -> None:
+    config = SMALL.model_copy(update={"tmp_mb": 4})
+    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+    box = envs["default"].as_type(BwrapSandboxEnvironment)
+    try:
+        filled = run(box, "head -c 8M /dev/zero > /tmp/fill; echo rc=$?; du -m /tmp/fill")
+        assert "rc=1" in filled.stdout and "No space left" in filled.stderr, filled
+        nested = run(box, "unshare -Urm sh -c 'mount -t tmpfs none /mnt && echo mounted'")
+        assert not nested.success and "mounted" not in nested.stdout, nested
+        still_works(box)
+    finally:
+        asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
