@@ -123,14 +123,43 @@ def _config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
     )
 
 
-async def _read_tail(stream: asyncio.StreamReader | None, limit: int) -> bytes:
-    """Read a stream to its end, keeping only its last `limit` bytes."""
-    kept = bytearray()
+async def _read_head_tail(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
+    """Read a stream to its end, keeping its first and last `limit // 2` bytes.
+
+    Returns the kept bytes, with a marker line where the middle was cut, and how many bytes
+    were cut (0 when everything fit).
+    """
+    head, tail = bytearray(), bytearray()
+    half = limit // 2
+    total = 0
     while stream is not None and (chunk := await stream.read(1 << 16)):
-        kept += chunk
-        if len(kept) > limit:
-            del kept[: len(kept) - limit]
-    return bytes(kept)
+        total += len(chunk)
+        room = half - len(head)
+        if room > 0:
+            head += chunk[:room]
+            chunk = chunk[room:]
+        tail += chunk
+        if len(tail) > half:
+            del tail[: len(tail) - half]
+    cut = total - len(head) - len(tail)
+    if cut <= 0:
+        return bytes(head + tail), 0
+    marker = f"\n[harness: {cut} bytes of output cut here; the first and last {half} kept]\n"
+    return bytes(head) + marker.encode() + bytes(tail), cut
+
+
+def _record_cut(cmd: list[str], stream: str, cut: int) -> None:
+    """Say in the log that output was cut: a warning, and the sample's store when in one."""
+    logger.warning(
+        "bwrap: %s wrote %d bytes too many on %s; the middle was cut", cmd[:1], cut, stream
+    )
+    try:
+        from inspect_ai.util import store
+
+        cuts = store().get("harness_output_cut", [])
+        store().set("harness_output_cut", [*cuts, {"cmd": cmd[:1], "stream": stream, "bytes": cut}])
+    except Exception:  # not inside a sample (a direct call, a test): the warning says it
+        pass
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
@@ -242,9 +271,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                     process.stdin.close()
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-            out, err = await asyncio.gather(
-                _read_tail(process.stdout, limit), _read_tail(process.stderr, limit)
+            (out, out_cut), (err, err_cut) = await asyncio.gather(
+                _read_head_tail(process.stdout, limit), _read_head_tail(process.stderr, limit)
             )
+            for name, cut in (("stdout", out_cut), ("stderr", err_cut)):
+                if cut:
+                    _record_cut(cmd, name, cut)
             return out, err, await process.wait()
 
         try:

@@ -280,3 +280,17 @@ def test_tmp_is_bounded_and_nested_user_namespaces_are_refused() -> None:
         still_works(box)
     finally:
         asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
+
+
+def test_long_output_keeps_its_head_and_tail_and_says_where_it_was_cut(
+    box: BwrapSandboxEnvironment,
+) -> None:
+    from inspect_ai.util import SandboxEnvironmentLimits
+
+    limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
+    script = f"echo FIRST; head -c {3 * limit} /dev/zero | tr '\\0' x; echo; echo LAST"
+    result = run(box, script)
+    assert result.success
+    assert result.stdout.startswith("FIRST\n") and result.stdout.endswith("LAST\n")
+    assert "bytes of output cut here" in result.stdout
+    assert len(result.stdout) < limit + 200
