@@ -17,7 +17,6 @@ from harness.errors import HarnessUsageError
 from harness.sandbox import BwrapConfig, bwrap_available
 from harness.suites.swe_rebench.repos import RepoUnavailableError, materialise
 from harness.suites.swe_rebench.runner import bwrap_sandbox, copy_into_sandbox, run_candidate
-from harness.suites.swe_rebench.scoring import TEST_PATCH_APPLY_FAILED
 from harness.suites.swe_rebench.task import extract_patch, load_swe_tasks, swe_rebench
 from harness.suites.swe_rebench.task_format import load_tasks
 from harness.suites.swe_rebench.validate import validate_tasks
@@ -120,7 +119,8 @@ def test_runner_outcomes(fixture_dir: Path, tmp_path: Path) -> None:
     task = _tasks(fixture_dir)["fixture__intervals-12"]
     repo = tmp_path / "repo"
     materialise(task, fixture_dir, repo)
-    # a candidate that deletes the test file the test patch edits: the test patch cannot apply
+    # a candidate that deletes the test file the test patch edits: the file is restored from
+    # the base (test infrastructure is the task's), the test patch applies, the tests fail
     (repo / "tests" / "test_merge.py").unlink()
     deletes_tests = _git(repo, "diff")
     _git(repo, "checkout", "--", ".")
@@ -143,7 +143,8 @@ def test_runner_outcomes(fixture_dir: Path, tmp_path: Path) -> None:
     assert empty.score.failed == tuple(sorted(task.fail_to_pass))
     assert empty.score.p2p_rate == 1.0
     assert garbage.score.reason == "patch_apply_failed"
-    assert bad_test.score.reason == TEST_PATCH_APPLY_FAILED and not bad_test.score.resolved
+    assert bad_test.score.reason is None and not bad_test.score.resolved
+    assert bad_test.flags == ("touches test infrastructure (restored): tests/test_merge.py",)
     assert again.score.resolved  # runs leave nothing behind that changes the next one
 
 
@@ -187,7 +188,9 @@ def test_eval_gold_resolves_all_and_empty_none(fixture_dir: Path, tmp_path: Path
     assert {s.id: s.scores["swe_resolved"].value for s in gold} == dict.fromkeys(tasks, 1)
     meta = gold[0].scores["swe_resolved"].metadata
     assert meta["criterion"] == "standard" and meta["f2p_rate"] == 1.0
-    assert set(meta) == {"f2p_rate", "p2p_rate", "missing", "failed", "reason", "criterion"}
+    assert set(meta) == {"f2p_rate", "p2p_rate", "missing", "failed", "reason", "criterion",
+                         "integrity", "integrity_flags"}  # fmt: skip
+    assert meta["integrity_flags"] == [] and meta["integrity"] == "flag"
     empty = _eval(fixture_dir, tmp_path / "empty", dict.fromkeys(tasks, ""), criterion="strict")
     assert {s.id: s.scores["swe_resolved"].value for s in empty} == dict.fromkeys(tasks, 0)
     assert all(s.scores["swe_resolved"].metadata["criterion"] == "strict" for s in empty)

@@ -28,6 +28,7 @@ from typing import Final
 from inspect_ai.util import ExecResult, SandboxEnvironment
 
 from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, limit_reason
+from harness.suites.swe_rebench.integrity import infrastructure_paths, integrity_flags
 from harness.suites.swe_rebench.log_parsers import parse_log
 from harness.suites.swe_rebench.scoring import (
     PATCH_APPLY_FAILED,
@@ -55,6 +56,7 @@ class CandidateRun:
 
     score: SweScore  # the verdict, rates and reason
     log: str  # the install and test lines' combined output; "" when a patch did not apply
+    flags: tuple[str, ...] = ()  # integrity findings about the candidate (`integrity.py`)
 
 
 async def _git(sandbox: SandboxEnvironment, *args: str) -> ExecResult[str]:
@@ -130,11 +132,20 @@ async def run_candidate(
     if candidate.strip():
         if not await _apply(sandbox, candidate, CANDIDATE_FILE, base_ref):
             return CandidateRun(score_run(task, {}, criterion, reason=PATCH_APPLY_FAILED), "")
+    # the tests and their configuration are the task's: restore what the candidate changed
+    for path in infrastructure_paths(candidate, task.test_patch):
+        in_base = await _git(sandbox, "cat-file", "-e", f"{base_ref}:{path}")
+        if in_base.success:
+            await _git(sandbox, "checkout", base_ref, "--", path)
+        else:
+            await _git(sandbox, "rm", "-q", "-f", "--ignore-unmatch", "--", path)
+    flags = integrity_flags(candidate, task.test_patch)
     # record the candidate so that a failed test-patch attempt resets to it
     await _git(sandbox, "add", "-A")
     await _git(sandbox, "commit", "-q", "--no-verify", "--allow-empty", "-m", "candidate")
     if not await _apply(sandbox, task.test_patch, TEST_PATCH_FILE, "HEAD"):
-        return CandidateRun(score_run(task, {}, criterion, reason=TEST_PATCH_APPLY_FAILED), "")
+        failed = score_run(task, {}, criterion, reason=TEST_PATCH_APPLY_FAILED)
+        return CandidateRun(failed, "", flags)
     parser = task.install_config.log_parser
     log: list[str] = []
     for phase, lines in (
@@ -154,10 +165,10 @@ async def run_candidate(
             if reason is not None:
                 text = "".join(log)
                 return CandidateRun(
-                    score_run(task, parse_log(parser, text), criterion, reason=reason), text
+                    score_run(task, parse_log(parser, text), criterion, reason=reason), text, flags
                 )
     text = "".join(log)
-    return CandidateRun(score_run(task, parse_log(parser, text), criterion), text)
+    return CandidateRun(score_run(task, parse_log(parser, text), criterion), text, flags)
 
 
 async def copy_into_sandbox(sandbox: SandboxEnvironment, source: Path) -> None:

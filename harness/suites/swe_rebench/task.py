@@ -236,8 +236,14 @@ def patch_from_worktree() -> Solver:
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def swe_resolved(criterion: Criterion = "standard", timeout: int = 600) -> Any:
-    """1 when the candidate resolves the task under `criterion`, else 0, with the run's rates."""
+def swe_resolved(
+    criterion: Criterion = "standard", timeout: int = 600, integrity: str = "flag"
+) -> Any:
+    """1 when the candidate resolves the task under `criterion`, else 0, with the run's rates.
+
+    `integrity`: "flag" records integrity findings in the metadata; "strict" also scores a
+    flagged candidate as unresolved (`swe_rebench.integrity`).
+    """
     if criterion not in CRITERIA:
         raise ValueError(f"unknown criterion {criterion!r}; valid criteria: {', '.join(CRITERIA)}")
 
@@ -255,8 +261,9 @@ def swe_resolved(criterion: Criterion = "standard", timeout: int = 600) -> Any:
             base_ref=store().get(BASE_KEY),
         )
         result = run.score
+        resolved = result.resolved and not (integrity == "strict" and run.flags)
         return Score(
-            value=1 if result.resolved else 0,
+            value=1 if resolved else 0,
             answer=candidate,
             explanation=result.summary() + "\n\n" + run.log[-4000:],
             metadata={
@@ -266,6 +273,8 @@ def swe_resolved(criterion: Criterion = "standard", timeout: int = 600) -> Any:
                 "failed": list(result.failed),
                 "reason": result.reason,
                 "criterion": result.criterion,
+                "integrity_flags": list(run.flags),
+                "integrity": integrity,
             },
         )
 
@@ -322,6 +331,7 @@ def swe_rebench(
     time_limit: int = 1800,
     quality: str = "none",
     sandbox: str = "bwrap",
+    integrity: str = "flag",
 ) -> Task:
     """SWE-rebench V2 tasks from the data folder, run and scored in a bwrap sandbox.
 
@@ -337,11 +347,16 @@ def swe_rebench(
         quality: none; authors (keep the tasks the authors' metadata codes "A"); or
             judges:MODEL,MODEL,... (an LLM-judge ensemble classifies each task with the issue
             codes; tasks whose majority is not "A" are dropped, agreement in the log).
+        integrity: flag (record a candidate that touches test infrastructure or names the test
+            framework's internals, in the score's metadata) or strict (also score it as
+            unresolved). Test infrastructure the candidate changed is restored either way.
         sandbox: bwrap (default), or docker where an engine runs: each sample then gets the
             task's own `image_name` through inspect's docker sandbox (no network, 1 CPU, 2 GB,
             as the authors' RL wrapper; written for engines we could not test here).
 
     """
+    if integrity not in ("flag", "strict"):
+        raise HarnessUsageError(f"swe-rebench: -T integrity= flag or strict, got '{integrity}'")
     if criterion not in CRITERIA:
         raise HarnessUsageError(
             f"unknown criterion '{criterion}'; pass -T criterion= one of: {', '.join(CRITERIA)}"
@@ -372,13 +387,14 @@ def swe_rebench(
         dataset=MemoryDataset(samples),
         setup=swe_setup(data_dir),
         solver=steps,
-        scorer=swe_resolved(criterion=criterion, timeout=timeout),  # type: ignore[arg-type]
+        scorer=swe_resolved(criterion=criterion, timeout=timeout, integrity=integrity),  # type: ignore[arg-type]
         sandbox=("bwrap", BwrapConfig(timeout=timeout, cpu_seconds=timeout))
         if sandbox == "bwrap"
         else None,
         metadata={
             "harness_suite": "swe-rebench",
             "criterion": criterion,
+            "integrity": integrity,
             "solver": solver,
             "quality": quality_meta,
         },  # fmt: skip
