@@ -40,7 +40,7 @@ from typing_extensions import override
 from harness.errors import HarnessUsageError
 from harness.sandbox.beneath import read_beneath, write_beneath
 from harness.sandbox.config import BwrapConfig
-from harness.sandbox.limits import limit_reason, prlimit_argv
+from harness.sandbox.limits import WORK_QUOTA_TEXT, limit_reason, prlimit_argv
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +160,32 @@ def _record_cut(cmd: list[str], stream: str, cut: int) -> None:
         store().set("harness_output_cut", [*cuts, {"cmd": cmd[:1], "stream": stream, "bytes": cut}])
     except Exception:  # not inside a sample (a direct call, a test): the warning says it
         pass
+
+
+def _over_quota(work: Path, max_bytes: int, max_files: int) -> str:
+    """Why the work folder is over its quota ("" when it is not); stops counting once it is."""
+    files = size = 0
+    stack = [str(work)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                files += 1
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        size += entry.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    continue
+                if files > max_files:
+                    return f"more than {max_files} files and folders"
+                if size > max_bytes:
+                    return f"more than {max_bytes // (1024 * 1024)} MiB"
+    return ""
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:
@@ -288,11 +314,18 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 logger.warning("bwrap: %s timed out after %s s (timeout)", cmd[:1], seconds)
                 raise TimeoutError(f"bwrap: command timed out after {seconds} s") from None
             raise
+        stderr = err.decode("utf-8", errors="replace")
+        over = await asyncio.to_thread(
+            _over_quota, self.work_dir, self.config.work_mb * 1024 * 1024, self.config.work_files
+        )
+        if over:
+            stderr += f"\n{WORK_QUOTA_TEXT} ({over})]\n"
+            code = code or 1
         result = ExecResult(
             success=code == 0,
             returncode=code,
             stdout=out.decode("utf-8", errors="replace"),
-            stderr=err.decode("utf-8", errors="replace"),
+            stderr=stderr,
         )
         reason = limit_reason(result)
         if reason is not None:

@@ -34,5 +34,12 @@ class BwrapConfig(BaseModel):
     tmp_mb: int = Field(default=512, gt=0)
     """Size of the sandbox's /tmp in MiB: a tmpfs in host memory, so it is bounded."""
 
+    work_mb: int = Field(default=4096, gt=0)
+    """Quota on the work folder in MiB, all files together; checked after each command, which
+    then fails with the reason "limit: work folder"."""
+
+    work_files: int = Field(default=200_000, gt=0)
+    """Quota on the number of files and folders in the work folder, checked the same way."""
+
     network: bool = False
     """Share the host's network, for an install phase only; off by default."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from harness.errors import HarnessUsageError
 from harness.sandbox.bwrap import bwrap_available
@@ -47,11 +48,49 @@ def sandbox_statuses() -> list[SandboxStatus]:
     why = bwrap_available()
     out.append(SandboxStatus("bwrap", why is None, why or
                              "isolated: no network, read-only system, own PID namespace, "
-                             "limits"))  # fmt: skip
+                             "no nested user namespaces, limits"))  # fmt: skip
+    if why is None:
+        out += aggregate_limits()
     why = docker_available()
     out.append(SandboxStatus("docker", why is None, why or "isolated by a docker engine"))
     out.append(SandboxStatus("local", True, "no isolation: never use it for model-written code"))
     return out
+
+
+def _cgroup_v2() -> str:
+    """Why a cgroup v2 limit cannot be set here ("" when it could be)."""
+    controllers = Path("/sys/fs/cgroup/cgroup.controllers")
+    if not controllers.is_file():
+        return "this host mounts cgroup v1 (or none), not the unified v2 hierarchy"
+    if not {"memory", "pids"} <= set(controllers.read_text().split()):
+        return "the memory and pids controllers are not delegated to this cgroup"
+    return ""
+
+
+def aggregate_limits() -> list[SandboxStatus]:
+    """Which limits hold for a sandbox as a whole, not per process, and why not where one doesn't.
+
+    `/tmp` and the work folder are bounded (a sized tmpfs; a quota checked after each command).
+    Memory and processes are limited per process (prlimit) only: the bwrap sandbox sets no
+    cgroup, and says whether this host could delegate one. No seccomp filter is applied.
+    """
+    cgroup = _cgroup_v2()
+    return [
+        SandboxStatus("  /tmp", True, "a tmpfs of tmp_mb MiB (default 512)"),
+        SandboxStatus(
+            "  /work",
+            True,
+            "a quota of work_mb MiB and work_files entries, checked "
+            "after each command (the command fails: 'limit: work folder')",
+        ),  # fmt: skip
+        SandboxStatus(
+            "  cgroup",
+            False,
+            "memory and processes are limited per process only "
+            f"(prlimit); no cgroup is set: {cgroup or 'v2 is available but not used'}",
+        ),
+        SandboxStatus("  seccomp", False, "no seccomp filter is applied (not built yet)"),
+    ]
 
 
 def require_sandbox(name: str) -> None:

@@ -20,6 +20,7 @@ _CPU_CODES = {128 + signal.SIGXCPU, -signal.SIGXCPU}
 _FSIZE_CODES = {128 + signal.SIGXFSZ, -signal.SIGXFSZ}
 _KILL_CODES = {128 + signal.SIGKILL, -signal.SIGKILL}
 
+WORK_QUOTA_TEXT = "[harness: the work folder is over its quota"  # written by the bwrap sandbox
 _MEMORY_TEXT = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
 _FSIZE_TEXT = ("File too large", "File size limit exceeded")
 _FORK_TEXT = ("fork", "BlockingIOError", "Cannot fork", "pthread_create")
@@ -85,6 +86,8 @@ def limit_reason(outcome: ExecResult[str] | BaseException) -> str | None:
     if outcome.success:
         return None
     stderr = outcome.stderr
+    if WORK_QUOTA_TEXT in stderr:
+        return "limit: work folder"
     if any(text in stderr for text in _FSIZE_TEXT):
         return "limit: file size"
     if any(text in stderr for text in _MEMORY_TEXT):

@@ -294,3 +294,19 @@ def test_long_output_keeps_its_head_and_tail_and_says_where_it_was_cut(
     assert result.stdout.startswith("FIRST\n") and result.stdout.endswith("LAST\n")
     assert "bytes of output cut here" in result.stdout
     assert len(result.stdout) < limit + 200
+
+
+def test_the_work_folder_has_a_quota_of_bytes_and_of_files() -> None:
+    config = SMALL.model_copy(update={"work_mb": 4, "work_files": 500})
+    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+    box = envs["default"].as_type(BwrapSandboxEnvironment)
+    try:
+        big = run(box, "head -c 6M /dev/zero > big")
+        assert not big.success and limit_reason(big) == "limit: work folder", big
+        assert run(box, "rm big").success
+        flood = run(box, "mkdir f && cd f && touch $(seq 1 1000)")
+        assert not flood.success and limit_reason(flood) == "limit: work folder", flood
+        assert run(box, "rm -r f").success
+        still_works(box)
+    finally:
+        asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
