@@ -25,12 +25,13 @@ caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}
 thead th{background:#f3f5f8}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.ci{color:#555;font-size:.9em}.err{color:#a33;font-size:.85em}.rank{color:#185;font-size:.85em}
+.ci{color:#555;font-size:.9em}.err{color:#a33;font-size:.85em}.rank{color:#0b5e2a;font-size:.85em}
 th button{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer}
 th[aria-sort] button::after{content:" \\2195"}
 #filter{margin:.5rem 0;padding:.3rem;width:20rem}
 img{max-width:100%;height:auto}
-nav a{margin-right:1rem}
+.scroll{overflow-x:auto;max-width:100%}
+nav{display:flex;flex-wrap:wrap;gap:.3rem 1rem}
 """
 
 SITE_JS = """
@@ -43,8 +44,10 @@ document.querySelectorAll('table.sortable').forEach(function (t) {
       btn.dataset.dir = dir;
       btn.parentElement.setAttribute('aria-sort', dir === 'asc' ? 'ascending' : 'descending');
       var key = function (r) {
-        var c = r.cells[col], v = c.dataset.value;
-        return v === undefined ? c.textContent.trim().toLowerCase() : parseFloat(v);
+        var c = r.cells[col], v = c.dataset.value, text = c.textContent.trim();
+        if (v !== undefined) return parseFloat(v);
+        if (/^[-+]?[0-9.]/.test(text) && !isNaN(parseFloat(text))) return parseFloat(text);
+        return text.toLowerCase();
       };
       var rows = Array.prototype.slice.call(body.rows).sort(function (a, b) {
         var x = key(a), y = key(b);
@@ -130,17 +133,26 @@ def index_page(
     Logs of one task that differ in more than the model are separate columns, and each such
     pair of logs is listed with the reason they are not compared.
     """
-    models = sorted({r.model for t in tables for r in t.rows})
+    ranks: dict[str, list[int]] = {}
+    for t in tables:
+        for r in t.rows:
+            ranks.setdefault(r.model, []).append(r.rank)
+    overall = {m: sum(rs) / len(rs) for m, rs in ranks.items()}
+    models = sorted(overall, key=lambda m: (overall[m], -len(ranks[m]), m))
     cells = {(t.task, r.model): r for t in tables for r in t.rows}
-    head = ['<th scope="col"><button type="button" data-col="0">Model</button></th>']
-    for i, t in enumerate(tables, start=1):
+    head = ['<th scope="col"><button type="button" data-col="0">Model</button></th>',
+            '<th scope="col"><button type="button" data-col="1">Overall</button></th>']  # fmt: skip
+    for i, t in enumerate(tables, start=2):
         head.append(
             f'<th scope="col"><button type="button" data-col="{i}">{escape(t.task)}</button> '
             f'<a href="suite/{slug(t.suite)}.html#{slug(t.task)}">({escape(t.suite)})</a></th>'
         )
     body = []
     for m in models:
-        tds = [f'<th scope="row"><a href="model/{slug(m)}.html">{escape(m)}</a></th>']
+        n_tasks = f"{len(ranks[m])} task{'s' * (len(ranks[m]) != 1)}"
+        tds = [f'<th scope="row"><a href="model/{slug(m)}.html">{escape(m)}</a></th>',
+               f'<td class="num" data-value="{overall[m]:.4f}">{overall[m]:.2f} '
+               f'<span class="ci">({n_tasks})</span></td>']  # fmt: skip
         for t in tables:
             row = cells.get((t.task, m))
             if row is None:
@@ -154,9 +166,9 @@ def index_page(
             f"<tr><td>{escape(b.path)}</td><td>{escape(b.reason)}</td></tr>" for b in bad
         )
         left_out = (
-            "<table><caption>Logs left out, and why</caption><thead><tr>"
+            '<div class="scroll"><table><caption>Logs left out, and why</caption><thead><tr>'
             '<th scope="col">Log</th><th scope="col">Reason</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table>"
+            f"<tbody>{rows}</tbody></table></div>"
         )
     if not_comparable:
         rows = "".join(
@@ -165,10 +177,10 @@ def index_page(
             for n in not_comparable
         )
         left_out += (
-            "<table><caption>Logs not compared (their identities differ in more than the model)"
-            '</caption><thead><tr><th scope="col">Task</th><th scope="col">Log</th>'
-            '<th scope="col">Log</th><th scope="col">Why not</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table>"
+            '<div class="scroll"><table><caption>Logs not compared (their identities differ in '
+            'more than the model)</caption><thead><tr><th scope="col">Task</th>'
+            '<th scope="col">Log</th><th scope="col">Log</th><th scope="col">Why not</th>'
+            f"</tr></thead><tbody>{rows}</tbody></table></div>"
         )
     n_models, n_tasks = len(models), len(tables)
     return page(
@@ -181,9 +193,10 @@ def index_page(
         'log in the <a href="viewer/index.html">log viewer</a>.</p>'
         '<label for="filter" hidden>Filter models</label>'
         '<input id="filter" type="search" placeholder="Filter models…" hidden>'
-        '<table id="board" class="sortable"><caption>Scores by model and task '
-        "(95% intervals)</caption>"
-        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        '<div class="scroll"><table id="board" class="sortable"><caption>Scores by model and '
+        "task (95% intervals). Overall: the model's mean rank over the tasks it ran, lower is "
+        "better; rows are in that order, fewer tasks breaking no tie</caption>"
+        f"<thead><tr>{''.join(head)}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
         f"{left_out}",
         "",
     )
@@ -247,10 +260,10 @@ def suite_page(suite: str, tables: list[TaskTable], links: Callable[[str], str |
         s = slug(t.task)
         parts.append(
             f'<section id="{s}"><h2>{escape(t.task)}</h2>'
-            f'<table class="sortable"><caption>{escape(t.task)}: models by score, 95% intervals '
-            f"and significance groups (models sharing a letter are not separated by a paired "
-            f"test, Holm-corrected at {t.alpha})</caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f'<div class="scroll"><table class="sortable"><caption>{escape(t.task)}: models by '
+            f"score, 95% intervals and significance groups (models sharing a letter are not "
+            f"separated by a paired test, Holm-corrected at {t.alpha})</caption>"
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
             f"{_judge_table(t)}"
             f'<img src="../plots/{slug(t.suite)}-{s}-forest.svg" alt="Forest plot of the '
             f"scores on {escape(t.task)}: each model's score with its 95% interval, best first\">"

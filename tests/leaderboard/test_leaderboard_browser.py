@@ -25,10 +25,14 @@ def test_site_in_a_real_browser(built_site, tmp_path: Path) -> None:
         rows = page.locator("#board tbody tr")
         assert rows.count() == len(MODELS)
         headers = [h.strip() for h in page.locator("#board thead th button").all_inner_texts()]
-        assert headers == ["Model", *TASKS]
+        assert headers == ["Model", "Overall", *TASKS]
+        # rows come in the order of the overall column (mean rank, lower first)
+        overall = [float(v) for v in page.locator("#board tbody tr td:nth-child(2)")
+                   .evaluate_all("cells => cells.map(c => c.dataset.value)")]  # fmt: skip
+        assert overall == sorted(overall)
         for i in range(rows.count()):
             model = rows.nth(i).locator("th").inner_text().strip()
-            cells = rows.nth(i).locator("td").all_inner_texts()
+            cells = rows.nth(i).locator("td").all_inner_texts()[1:]
             for task, text in zip(TASKS, cells, strict=True):
                 m = CELL.search(" ".join(text.split()))
                 assert m, text
@@ -46,9 +50,9 @@ def test_site_in_a_real_browser(built_site, tmp_path: Path) -> None:
                     .evaluate_all("cells => cells.map(c => c.dataset.value)")]  # fmt: skip
 
         page.get_by_role("button", name=TASKS[1]).click()
-        assert column(2) == sorted(column(2), reverse=True)
+        assert column(3) == sorted(column(3), reverse=True)
         page.get_by_role("button", name=TASKS[1]).click()
-        assert column(2) == sorted(column(2))
+        assert column(3) == sorted(column(3))
         page.get_by_role("button", name="Model").click()
         names = page.locator("#board tbody th").all_inner_texts()
         assert names == sorted(names, reverse=True)
@@ -59,10 +63,24 @@ def test_site_in_a_real_browser(built_site, tmp_path: Path) -> None:
         page.locator("#filter").fill("")
         page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
 
-        # a suite page, with its plots loaded
+        # on a 375 px screen the page does not overflow; the board scrolls in its own box and
+        # the first score column starts on screen
+        page.set_viewport_size({"width": 375, "height": 800})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375 + 1
+        first_score = page.locator("#board tbody tr").first.locator("td").nth(1).bounding_box()
+        assert first_score is not None and first_score["x"] < 375
+        page.screenshot(path=str(tmp_path / "index-375.png"), full_page=True)
+        shutil.copy(tmp_path / "index-375.png", Path("/tmp/index-375.png"))
+        page.set_viewport_size({"width": 1280, "height": 800})
+
+        # a suite page, with its plots loaded; its numeric columns sort as numbers
         page.locator("#board thead a").first.click()
         page.wait_for_url("**/suite/arith.html*")
         assert page.locator("h1").inner_text() == "Suite arith"
+        ranked = page.locator("section").first.locator("table").first
+        ranked.get_by_role("button", name="n", exact=True).click()
+        ns = [int(v) for v in ranked.locator("tbody tr td:nth-child(6)").all_inner_texts()]
+        assert ns == sorted(ns, reverse=True)
         widths = page.locator("img").evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
         assert len(widths) == 2 * len(TASKS) and all(w > 0 for w in widths)
         page.screenshot(path=str(tmp_path / "suite.png"), full_page=True)
