@@ -242,7 +242,7 @@ def _read_inspect(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _read_header_and_summaries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     import zipfile
 
-    if path.endswith(".eval"):
+    if path.endswith(".eval") and "://" not in path:  # a remote log (s3://...): inspect's reader
         try:
             return _read_fast(path)
         except (KeyError, zipfile.BadZipFile, json.JSONDecodeError, NotImplementedError):
@@ -259,7 +259,7 @@ def _error_text(error: Any) -> str:
 
 def read_log(path: str) -> LogRecord | BadLog:
     """One log as a `LogRecord`, or a `BadLog` saying why it cannot be used."""
-    if not Path(path).is_file():  # a FIFO or a socket would block or fail later
+    if "://" not in path and not Path(path).is_file():  # a FIFO would block the reader
         return BadLog(path, "not a regular file")
     try:
         header, summaries = _read_header_and_summaries(path)

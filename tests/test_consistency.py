@@ -145,3 +145,16 @@ def test_an_older_log_of_the_same_identity_is_superseded_and_listed(logs, tmp_pa
     superseded = [b for b in report.left_out if "superseded" in b.reason]
     assert len(superseded) == 1 and str(again) in superseded[0].reason
     assert sum(1 for r in report.scores if r.model == "scripted/b") == 1
+
+
+def test_a_log_named_by_url_reads_like_the_file(logs):
+    """Remote logs (s3://, file://) go through inspect's reader, with the same result."""
+    from harness.logs import log_files, read_log
+    from harness.report.scores import score_rows
+
+    log_dir, _ = logs
+    path = next(p for p in log_files([str(log_dir)]) if p.endswith(".eval"))
+    local, remote = read_log(path), read_log(f"file://{path}")
+    assert local.identity == remote.identity
+    rows = [(r.value, r.ci_low, r.ci_high, r.n, r.errors) for r in score_rows(local)]
+    assert rows == [(r.value, r.ci_low, r.ci_high, r.n, r.errors) for r in score_rows(remote)]
