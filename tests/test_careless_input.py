@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 # (arguments, a word the one line must contain: it names the input or the fix)
+# fmt: off
 CASES: list[tuple[list[str], str]] = [
     # eval: suites, models, -T / -M
     (["eval", "--suite", "nope"], "nope"),
@@ -39,65 +40,19 @@ CASES: list[tuple[list[str], str]] = [
     (["eval", "--suite", "arith", "--model", "scripted/x", "--log-dir", "/proc/nope"], "nope"),
     (["eval", "--suite", "aime", "--model", "scripted/x", "--data-dir", "{tmp}/none"], "none"),
     (["eval", "--suite", "aime", "--model", "scripted/x", "--data-dir", "{tmp}/badbyte"], "row"),
-    (
-        [
-            "eval",
-            "--suite",
-            "aime",
-            "--model",
-            "scripted/x",
-            "--data-dir",
-            "{tmp}/badbyte",
-            "-T",
-            "skip_bad_rows=maybe",
-        ],
-        "skip_bad_rows",
-    ),  # fmt: skip
+    (["eval", "--suite", "aime", "--model", "scripted/x",
+     "--data-dir", "{tmp}/badbyte", "-T", "skip_bad_rows=maybe"], "skip_bad_rows"),
     (["eval", "--suite", "aime", "--model", "scripted/x", "--data-dir", "{tmp}/empty"], "empty"),
-    (
-        [
-            "eval",
-            "--suite",
-            "aime",
-            "--model",
-            "replay/{tmp}/nomatch.jsonl",
-            "--data-dir",
-            "{data}",
-        ],
-        "id",
-    ),  # fmt: skip
-    (
-        ["eval", "--suite", "aime", "--model", "replay/{tmp}/empty.jsonl", "--data-dir", "{data}"],
-        "empty",
-    ),  # fmt: skip
-    (
-        ["eval", "--suite", "aime", "--model", "replay/{tmp}/dup.jsonl", "--data-dir", "{data}"],
-        "again",
-    ),  # fmt: skip
-    (
-        [
-            "eval",
-            "--suite",
-            "aime",
-            "--model",
-            "replay/{tmp}/missing.jsonl",
-            "--data-dir",
-            "{data}",
-        ],
-        "missing.jsonl",
-    ),  # fmt: skip
-    (
-        [
-            "eval",
-            "--suite",
-            "aime",
-            "--model",
-            "replay/{tmp}/notjson.jsonl",
-            "--data-dir",
-            "{data}",
-        ],
-        "line 1",
-    ),  # fmt: skip
+    (["eval", "--suite", "aime", "--model",
+     "replay/{tmp}/nomatch.jsonl", "--data-dir", "{data}"], "id"),
+    (["eval", "--suite", "aime", "--model",
+     "replay/{tmp}/empty.jsonl", "--data-dir", "{data}"], "empty"),
+    (["eval", "--suite", "aime", "--model",
+     "replay/{tmp}/dup.jsonl", "--data-dir", "{data}"], "again"),
+    (["eval", "--suite", "aime", "--model",
+     "replay/{tmp}/missing.jsonl", "--data-dir", "{data}"], "missing.jsonl"),
+    (["eval", "--suite", "aime", "--model",
+     "replay/{tmp}/notjson.jsonl", "--data-dir", "{data}"], "line 1"),
     # report
     (["report"], "LOG_DIRS"),
     (["report", "{tmp}/none"], "none"),
@@ -115,14 +70,10 @@ CASES: list[tuple[list[str], str]] = [
     (["leaderboard", "serve", "{tmp}/emptydir", "--port", "abc"], "--port"),
     (["leaderboard", "nope"], "nope"),
     # judge
-    (
-        ["judge", "estimate", "--test", "{tmp}/none.jsonl", "--calibration", "{tmp}/none.jsonl"],
-        "none.jsonl",
-    ),  # fmt: skip
-    (
-        ["judge", "estimate", "--test", "{tmp}/emptydir", "--calibration", "{tmp}/emptydir"],
-        "folder",
-    ),  # fmt: skip
+    (["judge", "estimate", "--test", "{tmp}/none.jsonl",
+     "--calibration", "{tmp}/none.jsonl"], "none.jsonl"),
+    (["judge", "estimate", "--test", "{tmp}/emptydir",
+     "--calibration", "{tmp}/emptydir"], "folder"),
     (["judge", "plan", "--p", "0", "--q0", "0.7", "--q1", "0.9", "--budget", "200"], "--p"),
     (["judge", "plan", "--p", "0.4", "--q0", "0.3", "--q1", "0.5", "--budget", "200"], "--q0"),
     (["judge", "plan", "--p", "2", "--q0", "0.7", "--q1", "0.9", "--budget", "200"], "--p"),
@@ -134,51 +85,19 @@ CASES: list[tuple[list[str], str]] = [
     (["sage", "score", "--data", "{tmp}/no_annotation.jsonl"], "annotation"),
     (["sage", "score", "--data", "{tmp}/emptydir"], "emptydir"),
     # more that already worked: kept so they stay that way
-    (
-        [
-            "judge",
-            "estimate",
-            "--test",
-            "{tmp}/judge2.jsonl",
-            "--calibration",
-            "{tmp}/judge2.jsonl",
-        ],
-        "judge",
-    ),  # fmt: skip
+    (["judge", "estimate", "--test", "{tmp}/judge2.jsonl",
+     "--calibration", "{tmp}/judge2.jsonl"], "judge"),
     (["judge", "estimate", "--test", "{tmp}/judge2.jsonl"], "--calibration"),
-    (
-        [
-            "judge",
-            "estimate",
-            "--test",
-            "{tmp}/t.jsonl",
-            "--calibration",
-            "{tmp}/t.jsonl",
-            "--alpha",
-            "1.5",
-        ],
-        "--alpha",
-    ),  # fmt: skip
+    (["judge", "estimate", "--test", "{tmp}/t.jsonl", "--calibration",
+     "{tmp}/t.jsonl", "--alpha", "1.5"], "--alpha"),
     (["suco", "msc", "{tmp}/nope.eval", "--calibrator", "local/x"], "nope.eval"),
     (["suco", "msc", "{tmp}/nope.eval"], "--calibrator"),
     (["report", "{tmp}/emptydir", "{tmp}/none"], "none"),
     (["eval", "--suite", "arith", "--model", "scripted/x", "--display", "bogus"], "--display"),
     (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "ops=+-*"], "ops"),
     (["eval", "--suite", "arith", "--model", "scripted/x", "-T", "n=-3"], "n"),
-    (
-        [
-            "eval",
-            "--suite",
-            "aime",
-            "--model",
-            "scripted/x",
-            "--data-dir",
-            "{data}",
-            "-T",
-            "skip_bad_rows=maybe",
-        ],
-        "skip_bad_rows",
-    ),  # fmt: skip
+    (["eval", "--suite", "aime", "--model", "scripted/x",
+     "--data-dir", "{data}", "-T", "skip_bad_rows=maybe"], "skip_bad_rows"),
     (["eval", "--suite", "lokra", "-T", "lams=-1"], "lams"),
     (["eval", "--suite", "team", "-T", "preset=nope"], "preset"),
     (["suites", "extra"], "extra"),
@@ -188,6 +107,7 @@ CASES: list[tuple[list[str], str]] = [
     (["validate", "--suite", "nope"], "nope"),
     (["nope"], "nope"),
 ]
+# fmt: on
 
 
 def _files(tmp: Path, data: Path) -> None:

@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from harness.cli.kv_args import parse_value
 from harness.errors import HarnessUsageError
 
 TRUE_WORDS = {"true", "yes", "1", "on"}
@@ -66,8 +67,6 @@ def _convert(value: Any, annotation: Any) -> Any:
     if origin is list:
         (item,) = typing.get_args(annotation) or (Any,)
         items = value if isinstance(value, list) else [v for v in str(value).split(",") if v]
-        from harness.cli.kv_args import parse_value
-
         return [_convert(parse_value(v) if isinstance(v, str) else v, item) for v in items]
     if annotation is type(None):
         if value is None:
