@@ -38,10 +38,11 @@ demo: $(CORE)
 	@cat $(DEMO_DIR)/report.md
 
 test: $(DEV)
-	# Debian's chromium (the leaderboard's browser tests) and bubblewrap (the bwrap sandbox); if
-	# they cannot be installed, the tests that need them fail and print the reason kept in
-	# $(VENV)/debian-install.log
+	# Debian's chromium (the leaderboard's browser tests), bubblewrap and libseccomp's binding
+	# (the bwrap sandbox and its seccomp filter); if they cannot be installed, the tests that
+	# need them fail and print the reason kept in $(VENV)/debian-install.log
 	scripts/install-debian-packages.sh chromium=chromium bwrap=bubblewrap \
+		'/usr/lib/python3/dist-packages/seccomp*.so=python3-seccomp' \
 		> $(VENV)/debian-install.log 2>&1 || cat $(VENV)/debian-install.log
 	$(VENV)/bin/ruff check --output-format concise harness tests benchmarks
 	$(VENV)/bin/ruff format --check harness tests benchmarks

@@ -1,11 +1,13 @@
 """The bwrap sandbox's overhead: start-up, and the cost per command against the same on the host.
 
 In one process, interleaved: `true`, `echo hi` and `python3 -c pass` (the same binaries under
-/usr) run REPS times each through `BwrapSandboxEnvironment.exec` (a fresh bwrap with its
-namespaces and prlimit per command) and as a plain asyncio subprocess on the host. Prints the
-medians, the overhead per command (sandbox − host) and the ratio, and the time of `sample_init`
-plus `sample_cleanup` (a sample's start-up).
-Target (issue 8): under 50 ms of overhead per command.
+/usr) run REPS times each three ways: as a plain asyncio subprocess on the host; through
+`BwrapSandboxEnvironment.exec` as it was before the seccomp filter and the sample's cgroup
+(`BwrapConfig(seccomp=False, cgroup=False)`: a fresh bwrap with its namespaces and prlimit);
+and as it is now (the filter from a memfd, and the command joining the cgroup, then `setpriv`,
+where the host has one). Prints the medians, each sandbox's overhead per command (sandbox −
+host), the ratio now/before, and the time of `sample_init` plus `sample_cleanup`.
+Target (issues 8 and 20): under 50 ms of overhead per command, filter and cgroup included.
 
 Usage: python benchmarks/sandbox.py [--reps 30]
 """
@@ -34,41 +36,58 @@ async def _host(cmd: list[str]) -> None:
     await proc.communicate()
 
 
+async def _sandbox(config: BwrapConfig) -> tuple[dict, BwrapSandboxEnvironment]:
+    envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
+    return envs, next(iter(envs.values())).as_type(BwrapSandboxEnvironment)
+
+
+async def _timed(env: BwrapSandboxEnvironment, name: str, cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    result = await env.exec(cmd)
+    if not result.success:
+        raise SystemExit(f"{name} failed in the sandbox: {result.stderr.strip()}")
+    return (time.perf_counter() - t0) * 1e3
+
+
 async def main(reps: int) -> None:
-    """Time start-up and each command, sandboxed and on the host."""
+    """Time start-up and each command: on the host, sandboxed before, and sandboxed now."""
     if (why := bwrap_available()) is not None:
         raise SystemExit(f"sandbox benchmark: {why}")
-    config = BwrapConfig()
-    starts = []
+    before_config, now_config = BwrapConfig(seccomp=False, cgroup=False), BwrapConfig()
+    starts: dict[str, list[float]] = {"before": [], "now": []}
     for _ in range(5):
-        t0 = time.perf_counter()
-        envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
-        await BwrapSandboxEnvironment.sample_cleanup("bench", config, envs, False)
-        starts.append((time.perf_counter() - t0) * 1e3)
-    envs = await BwrapSandboxEnvironment.sample_init("bench", config, {})
-    env = next(iter(envs.values()))
+        for label, config in (("before", before_config), ("now", now_config)):
+            t0 = time.perf_counter()
+            envs, _ = await _sandbox(config)
+            await BwrapSandboxEnvironment.sample_cleanup("bench", config, envs, False)
+            starts[label].append((time.perf_counter() - t0) * 1e3)
+    before_envs, before = await _sandbox(before_config)
+    now_envs, now = await _sandbox(now_config)
     try:
-        print(f"sample start-up (init + cleanup): {statistics.median(starts):.1f} ms median of 5")
-        print(f"{'command':<9} {'host ms':>8} {'bwrap ms':>9} {'overhead':>9} {'ratio':>6}")
+        print(f"cgroup for the sample: {now.cgroup.version if now.cgroup else 'none here'}")
+        print("sample start-up (init + cleanup), median of 5: "
+              f"before {statistics.median(starts['before']):.1f} ms, "
+              f"now {statistics.median(starts['now']):.1f} ms")  # fmt: skip
+        print(f"{'command':<9} {'host ms':>8} {'before ms':>10} {'now ms':>7} "
+              f"{'overhead before':>16} {'overhead now':>13} {'now/before':>11}")  # fmt: skip
         worst = 0.0
         for name, cmd in COMMANDS.items():
-            host, boxed = [], []
-            for _ in range(reps):  # interleaved, so drifts in machine load hit both alike
+            host, old, new = [], [], []
+            for _ in range(reps):  # interleaved, so drifts in machine load hit all alike
                 t0 = time.perf_counter()
                 await _host(cmd)
                 host.append((time.perf_counter() - t0) * 1e3)
-                t0 = time.perf_counter()
-                result = await env.exec(cmd)
-                boxed.append((time.perf_counter() - t0) * 1e3)
-                if not result.success:
-                    raise SystemExit(f"{name} failed in the sandbox: {result.stderr.strip()}")
-            h, b = statistics.median(host), statistics.median(boxed)
-            worst = max(worst, b - h)
-            print(f"{name:<9} {h:8.1f} {b:9.1f} {b - h:+9.1f} {b / h:5.1f}x")
+                old.append(await _timed(before, name, cmd))
+                new.append(await _timed(now, name, cmd))
+            h, b, n = statistics.median(host), statistics.median(old), statistics.median(new)
+            worst = max(worst, n - h)
+            print(f"{name:<9} {h:8.1f} {b:10.1f} {n:7.1f} {b - h:+16.1f} {n - h:+13.1f} "
+                  f"{n / b:10.2f}x")  # fmt: skip
         verdict = "met" if worst < 50 else "NOT met"
-        print(f"largest overhead per command {worst:.1f} ms: target < 50 ms {verdict}")
+        print(f"largest overhead per command now {worst:.1f} ms: target < 50 ms {verdict}")
     finally:
-        await BwrapSandboxEnvironment.sample_cleanup("bench", config, envs, False)
+        await BwrapSandboxEnvironment.sample_cleanup("bench", before_config, before_envs, False)
+        await BwrapSandboxEnvironment.sample_cleanup("bench", now_config, now_envs, False)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
 # Install Debian packages that the tests drive, each given as COMMAND=PACKAGE: the package is
-# installed only when COMMAND is not on PATH, with one `apt-get update` for all of them.
+# installed only when COMMAND is not on PATH, with one `apt-get update` for all of them. A
+# COMMAND that starts with / is a file pattern instead (for a package with no command), and the
+# package is installed when no file matches it.
 #   chromium=chromium   the leaderboard's browser tests (Playwright drives /usr/bin/chromium)
 #   bwrap=bubblewrap    the `bwrap` sandbox (harness/sandbox/bwrap.py, tests/sandbox/)
+#   '/usr/lib/python3/dist-packages/seccomp*.so=python3-seccomp'
+#                       libseccomp's binding, which builds the sandbox's seccomp filter
 # Usage: scripts/install-debian-packages.sh chromium=chromium bwrap=bubblewrap
 set -euo pipefail
 
 NAME=install-debian-packages.sh
+
+# present COMMAND: COMMAND is on PATH, or (when it starts with /) a file matches the pattern
+present() {
+    if [[ "$1" == /* ]]; then
+        compgen -G "$1" >/dev/null
+    else
+        command -v "$1" >/dev/null 2>&1
+    fi
+}
 missing=()
 for pair in "$@"; do
     if [[ "$pair" != *=* ]]; then
         echo "$NAME: expected COMMAND=PACKAGE, got '$pair'" >&2
         exit 2
     fi
-    if ! command -v "${pair%%=*}" >/dev/null 2>&1; then
+    if ! present "${pair%%=*}"; then
         missing+=("$pair")
     fi
 done
@@ -44,8 +57,8 @@ fi
 
 status=0
 for pair in "${missing[@]}"; do
-    if ! command -v "${pair%%=*}" >/dev/null 2>&1; then
-        echo "$NAME: apt-get installed ${pair#*=}, but ${pair%%=*} is still not on PATH" >&2
+    if ! present "${pair%%=*}"; then
+        echo "$NAME: apt-get installed ${pair#*=}, but ${pair%%=*} is still not there" >&2
         status=1
     fi
 done

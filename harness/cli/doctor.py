@@ -14,5 +14,8 @@ def doctor_command() -> None:
     """Say which sandboxes work on this machine, and why the others don't."""
     from harness.sandbox.doctor import sandbox_statuses
 
-    for status in sandbox_statuses():
-        click.echo(f"{status.name:<7} {'works' if status.works else 'no':<6} {status.detail}")
+    statuses = sandbox_statuses()
+    width = max(len(status.name) for status in statuses)
+    for status in statuses:
+        verdict = "works" if status.works else "no"
+        click.echo(f"{status.name:<{width}} {verdict:<6} {status.detail}")

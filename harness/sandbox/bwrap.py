@@ -11,6 +11,12 @@ the host is visible: no /root, no /home, no /run. The command runs under `prlimi
 When the harness runs as root, bwrap runs as `nobody` (65534): RLIMIT_NPROC never binds
 real uid 0, and an unprivileged bwrap counts processes per user namespace, so the limit
 is per command rather than shared by every sandbox of the same user.
+
+Each command also runs under the seccomp filter of `seccomp.py` (no ptrace, mounts, new
+namespaces, keyrings, BPF, perf events, ...), and each sample gets a cgroup (`cgroup.py`)
+where the host allows one, so that memory and processes are bounded for all its commands
+together. A command joins that cgroup as root, then drops to `nobody` with util-linux's
+`setpriv`, before bwrap starts.
 """
 
 from __future__ import annotations
@@ -39,8 +45,10 @@ from typing_extensions import override
 
 from harness.errors import HarnessUsageError
 from harness.sandbox.beneath import read_beneath, write_beneath
+from harness.sandbox.cgroup import SampleCgroup
 from harness.sandbox.config import BwrapConfig
-from harness.sandbox.limits import WORK_QUOTA_TEXT, limit_reason, prlimit_argv
+from harness.sandbox.limits import CGROUP_OOM_TEXT, WORK_QUOTA_TEXT, limit_reason, prlimit_argv
+from harness.sandbox.seccomp import seccomp_fd, seccomp_program
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +66,21 @@ def _host_ids() -> tuple[int, int] | None:
 
 
 def bwrap_argv(
-    work: Path, config: BwrapConfig, cmd: list[str], *, cwd: str, env: dict[str, str]
+    work: Path,
+    config: BwrapConfig,
+    cmd: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    seccomp: int | None = None,
 ) -> list[str]:
-    """Return the full command line that runs `cmd` in a sandbox over `work`."""
+    """Return the full command line that runs `cmd` in a sandbox over `work`.
+
+    `seccomp` is a descriptor holding the BPF filter for bwrap to install, or None for none.
+    """
     argv = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
+    if seccomp is not None:
+        argv += ["--seccomp", str(seccomp)]
     # a user namespace of its own, and none nested inside it: `unshare -Urm` and the mounts it
     # would allow are refused inside the sandbox
     argv += ["--unshare-user", "--disable-userns"]
@@ -200,18 +219,23 @@ def _kill(process: asyncio.subprocess.Process) -> None:
 class BwrapSandboxEnvironment(SandboxEnvironment):
     """One sample's bubblewrap sandbox: a host work folder and the config to run in it."""
 
-    def __init__(self, work_dir: Path, config: BwrapConfig) -> None:
+    def __init__(
+        self, work_dir: Path, config: BwrapConfig, cgroup: SampleCgroup | None = None
+    ) -> None:
         super().__init__()
         self.work_dir = work_dir
         self.config = config
+        self.cgroup = cgroup
 
     @override
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
-        _config(config)
+        checked = _config(config)
         reason = bwrap_available()
         if reason is not None:
             raise HarnessUsageError(f"the bwrap sandbox cannot run: {reason}")
+        if checked.seccomp and isinstance(why := seccomp_program(), str):
+            raise HarnessUsageError(f"the bwrap sandbox cannot run its seccomp filter: {why}")
 
     @override
     @classmethod
@@ -221,12 +245,17 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         config: SandboxEnvironmentConfigType | None,
         metadata: dict[str, str],
     ) -> dict[str, SandboxEnvironment]:
+        checked = _config(config)
         work = Path(tempfile.mkdtemp(prefix="harness-bwrap-"))
         ids = _host_ids()
         if ids is not None:
             os.chown(work, *ids)
+        cgroup = None
+        if checked.cgroup:
+            memory = checked.total_memory_mb * 1024 * 1024
+            cgroup = SampleCgroup.create(memory, checked.max_processes)
         # inspect copies the sample's `files` in afterwards, through write_file
-        return {"default": cls(work, _config(config))}
+        return {"default": cls(work, checked, cgroup)}
 
     @override
     @classmethod
@@ -238,7 +267,10 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
-            shutil.rmtree(environment.as_type(BwrapSandboxEnvironment).work_dir, ignore_errors=True)
+            box = environment.as_type(BwrapSandboxEnvironment)
+            if box.cgroup is not None:
+                await asyncio.to_thread(box.cgroup.remove)
+            shutil.rmtree(box.work_dir, ignore_errors=True)
 
     @override
     @classmethod
@@ -271,22 +303,44 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         if user is not None:
             raise SandboxUserUnsupportedError(f"the bwrap sandbox cannot run as {user!r}")
         inner_cwd = str(PurePosixPath(WORK_DIR) / (cwd or "."))
-        argv = bwrap_argv(self.work_dir, self.config, cmd, cwd=inner_cwd, env=env or {})
         seconds = self.config.timeout if timeout is None else timeout
         data = input.encode() if isinstance(input, str) else input
+        filter_fd = None
+        if self.config.seccomp:
+            program = seccomp_program()
+            if isinstance(program, str):
+                raise HarnessUsageError(
+                    f"the bwrap sandbox cannot run its seccomp filter: {program}"
+                )
+            filter_fd = seccomp_fd(program)
+        argv = bwrap_argv(
+            self.work_dir, self.config, cmd, cwd=inner_cwd, env=env or {}, seccomp=filter_fd
+        )
         ids = _host_ids()
         kwargs: dict[str, Any] = {}
-        if ids is not None:
+        if self.cgroup is not None:
+            # join the cgroup first (as the harness's user), then drop to nobody
+            drop = [] if ids is None else [
+                "setpriv", f"--reuid={ids[0]}", f"--regid={ids[1]}", "--clear-groups", "--"
+            ]  # fmt: skip
+            argv = [*self.cgroup.join_argv(), *drop, *argv]
+        elif ids is not None:
             kwargs = {"user": ids[0], "group": ids[1], "extra_groups": []}
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={"PATH": _SYSTEM_PATH},
-            start_new_session=True,
-            **kwargs,
-        )
+        ooms = self.cgroup.oom_kills() if self.cgroup is not None else 0
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={"PATH": _SYSTEM_PATH},
+                start_new_session=True,
+                pass_fds=() if filter_fd is None else (filter_fd,),
+                **kwargs,
+            )
+        finally:
+            if filter_fd is not None:
+                os.close(filter_fd)
         limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
 
         async def communicate() -> tuple[bytes, bytes, int]:
@@ -315,6 +369,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 raise TimeoutError(f"bwrap: command timed out after {seconds} s") from None
             raise
         stderr = err.decode("utf-8", errors="replace")
+        if self.cgroup is not None and self.cgroup.oom_kills() > ooms:
+            stderr += f"\n{CGROUP_OOM_TEXT} ({self.config.total_memory_mb} MiB)]\n"
+            code = code or 1
         over = await asyncio.to_thread(
             _over_quota, self.work_dir, self.config.work_mb * 1024 * 1024, self.config.work_files
         )

@@ -10,7 +10,8 @@ class BwrapConfig(BaseModel):
 
     It is a frozen pydantic model rather than a dataclass because inspect-ai types a sandbox
     config as `BaseModel | str` and writes it into the eval log; `config_deserialize` reads
-    it back. Each limit applies to one `exec` call, not to the sample as a whole.
+    it back. The rlimits apply to each process of one `exec` call; `total_memory_mb`,
+    `max_processes` (again), `tmp_mb` and the work quota bound the sample as a whole.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -26,7 +27,13 @@ class BwrapConfig(BaseModel):
     virtual ranges up front (Go, the JVM, some CUDA stacks) need a higher value."""
 
     max_processes: int = Field(default=256, gt=0)
-    """RLIMIT_NPROC, counted inside the sandbox's own user namespace (see `bwrap.py`)."""
+    """RLIMIT_NPROC, counted inside the sandbox's own user namespace (see `bwrap.py`); and,
+    where the sample gets a cgroup, `pids.max` for all its commands together."""
+
+    total_memory_mb: int = Field(default=4096, gt=0)
+    """Memory in MiB for the whole sample (every command and process, and /tmp, together),
+    set as a cgroup limit where the host lets the harness make one (`harness doctor`); past
+    it the kernel kills a process and the command fails with "limit: memory"."""
 
     max_file_mb: int = Field(default=1024, gt=0)
     """RLIMIT_FSIZE in MiB: the largest file one process may write (SIGXFSZ beyond it)."""
@@ -43,3 +50,9 @@ class BwrapConfig(BaseModel):
 
     network: bool = False
     """Share the host's network, for an install phase only; off by default."""
+
+    seccomp: bool = True
+    """Run under the seccomp filter of `seccomp.py`; off only to measure what it costs."""
+
+    cgroup: bool = True
+    """Give the sample a cgroup where the host allows one; off only to measure what it costs."""

@@ -12,10 +12,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 from harness.errors import HarnessUsageError
 from harness.sandbox.bwrap import bwrap_available
+from harness.sandbox.cgroup import cgroup_support
+from harness.sandbox.seccomp import seccomp_program
 
 
 @dataclass(frozen=True)
@@ -57,24 +58,16 @@ def sandbox_statuses() -> list[SandboxStatus]:
     return out
 
 
-def _cgroup_v2() -> str:
-    """Why a cgroup v2 limit cannot be set here ("" when it could be)."""
-    controllers = Path("/sys/fs/cgroup/cgroup.controllers")
-    if not controllers.is_file():
-        return "this host mounts cgroup v1 (or none), not the unified v2 hierarchy"
-    if not {"memory", "pids"} <= set(controllers.read_text().split()):
-        return "the memory and pids controllers are not delegated to this cgroup"
-    return ""
-
-
 def aggregate_limits() -> list[SandboxStatus]:
-    """Which limits hold for a sandbox as a whole, not per process, and why not where one doesn't.
+    """Which limits hold for a sandbox as a whole, and which filter; why not where one doesn't.
 
-    `/tmp` and the work folder are bounded (a sized tmpfs; a quota checked after each command).
-    Memory and processes are limited per process (prlimit) only: the bwrap sandbox sets no
-    cgroup, and says whether this host could delegate one. No seccomp filter is applied.
+    `/tmp` and the work folder are always bounded (a sized tmpfs; a quota checked after each
+    command). Memory and processes are bounded for the sample where a cgroup can be made
+    (`cgroup.py`), and per process (prlimit) always. The seccomp filter needs libseccomp's
+    binding (`seccomp.py`).
     """
-    cgroup = _cgroup_v2()
+    support = cgroup_support()
+    program = seccomp_program()
     return [
         SandboxStatus("  /tmp", True, "a tmpfs of tmp_mb MiB (default 512)"),
         SandboxStatus(
@@ -85,11 +78,20 @@ def aggregate_limits() -> list[SandboxStatus]:
         ),  # fmt: skip
         SandboxStatus(
             "  cgroup",
-            False,
-            "memory and processes are limited per process only "
-            f"(prlimit); no cgroup is set: {cgroup or 'v2 is available but not used'}",
+            bool(support.version),
+            f"cgroup {support.version}: total_memory_mb and max_processes for each sample, "
+            "all its commands together"
+            if support.version
+            else "memory and processes are limited per process only (prlimit): " + support.reason,
         ),
-        SandboxStatus("  seccomp", False, "no seccomp filter is applied (not built yet)"),
+        SandboxStatus(
+            "  seccomp",
+            not isinstance(program, str),
+            program
+            if isinstance(program, str)
+            else "libseccomp filter: no ptrace, mount, unshare/setns, keyctl, bpf, "
+            "perf_event_open, io_uring, module or clock calls",
+        ),
     ]
 
 

@@ -21,6 +21,7 @@ _FSIZE_CODES = {128 + signal.SIGXFSZ, -signal.SIGXFSZ}
 _KILL_CODES = {128 + signal.SIGKILL, -signal.SIGKILL}
 
 WORK_QUOTA_TEXT = "[harness: the work folder is over its quota"  # written by the bwrap sandbox
+CGROUP_OOM_TEXT = "[harness: the kernel killed a process at the sample's memory limit"  # likewise
 _MEMORY_TEXT = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
 _FSIZE_TEXT = ("File too large", "File size limit exceeded")
 _FORK_TEXT = ("fork", "BlockingIOError", "Cannot fork", "pthread_create")
@@ -86,6 +87,8 @@ def limit_reason(outcome: ExecResult[str] | BaseException) -> str | None:
     if outcome.success:
         return None
     stderr = outcome.stderr
+    if CGROUP_OOM_TEXT in stderr:
+        return "limit: memory"
     if WORK_QUOTA_TEXT in stderr:
         return "limit: work folder"
     if any(text in stderr for text in _FSIZE_TEXT):

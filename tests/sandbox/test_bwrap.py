@@ -310,3 +310,97 @@ def test_the_work_folder_has_a_quota_of_bytes_and_of_files() -> None:
         still_works(box)
     finally:
         asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
+
+
+# x86-64 and arm64 numbers of the calls the seccomp filter refuses (PTRACE_SEIZE of pid 1 for
+# ptrace: it traces the sandbox's init without stopping it; the other arguments do not matter,
+# since a refused call never reaches the kernel)
+_SYSCALLS = {
+    "x86_64": {"ptrace": 101, "mount": 165, "unshare": 272, "setns": 308, "keyctl": 250,
+               "bpf": 321, "perf_event_open": 298, "io_uring_setup": 425},
+    "aarch64": {"ptrace": 117, "mount": 40, "unshare": 97, "setns": 268, "keyctl": 219,
+                "bpf": 280, "perf_event_open": 241, "io_uring_setup": 425},
+}  # fmt: skip
+_TRY_SYSCALLS = """
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+out = {}
+for name, nr in json.loads(sys.argv[1]).items():
+    args = (0x4206, 1, 0, 0) if name == "ptrace" else (0, 0, 0, 0)
+    rc = libc.syscall(nr, *args)
+    out[name] = "ok" if rc == 0 else os.strerror(ctypes.get_errno())
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("seccomp", [True, False], ids=["filter", "control-without"])
+def test_seccomp_refuses_ptrace_of_init_mounts_namespaces_and_kernel_facilities(
+    seccomp: bool,
+) -> None:
+    import json
+    import platform
+
+    numbers = _SYSCALLS.get(platform.machine())
+    if numbers is None:
+        pytest.skip(f"no syscall numbers for {platform.machine()} in this test")
+    config = SMALL.model_copy(update={"seccomp": seccomp})
+    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+    box = envs["default"].as_type(BwrapSandboxEnvironment)
+    try:
+        result = asyncio.run(box.exec(["python3", "-c", _TRY_SYSCALLS, json.dumps(numbers)]))
+        assert result.success, result
+        outcome = json.loads(result.stdout)
+        status = run(box, "grep Seccomp: /proc/self/status").stdout.split()
+        if seccomp:
+            assert outcome == dict.fromkeys(numbers, "Operation not permitted"), outcome
+            assert status == ["Seccomp:", "2"]
+        else:  # the attack the filter stops: the sandbox's own init can be traced without it
+            assert outcome["ptrace"] == "ok", outcome
+            assert status == ["Seccomp:", "0"]
+        still_works(box)
+    finally:
+        asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
+
+
+# Six processes touch 64 MiB each at the same time (each holds its memory until all have it):
+# 384 MiB in all, each one well under the per-process limit of 1 GiB.
+_SIX_PROCESSES = """
+import os, time
+kids = []
+for _ in range(6):
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(64 * 1024 * 1024)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+codes = [os.waitpid(pid, 0)[1] for pid in kids]
+print(sum(code == 0 for code in codes), "of", len(codes), "held 64 MiB")
+"""
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "control-without"])
+def test_memory_is_bounded_for_the_sample_as_a_whole(cgroup: bool) -> None:
+    from harness.sandbox.cgroup import cgroup_support
+
+    if cgroup and not (support := cgroup_support()).version:
+        pytest.skip(f"no cgroup can be made here: {support.reason}")
+    config = SMALL.model_copy(update={"total_memory_mb": 160, "cgroup": cgroup})
+    envs = asyncio.run(BwrapSandboxEnvironment.sample_init("test", config, {}))
+    box = envs["default"].as_type(BwrapSandboxEnvironment)
+    folders = box.cgroup.folders if box.cgroup is not None else ()
+    try:
+        result = asyncio.run(box.exec(["python3", "-c", _SIX_PROCESSES]))
+        if cgroup:
+            assert not result.success and limit_reason(result) == "limit: memory", result
+            assert "6 of 6" not in result.stdout, result
+            peak = box.cgroup.peak_memory()
+            assert peak is None or peak <= 160 * MIB, peak
+            still_works(box)
+        else:  # without the cgroup, the per-process limits let all six through
+            assert result.success and "6 of 6" in result.stdout, result
+    finally:
+        asyncio.run(BwrapSandboxEnvironment.sample_cleanup("test", config, envs, False))
+    assert not any(folder.exists() for folder in folders)
