@@ -23,14 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.leaderboard.collect import BadLog, collect
-from harness.leaderboard.pages import (
-    SITE_CSS,
-    SITE_JS,
-    index_page,
-    model_page,
-    slug,
-    suite_page,
-)
+from harness.leaderboard.pages import ASSETS, asset, index_page, model_page, slug, suite_page
 from harness.leaderboard.ranking import TaskTable, task_tables
 from harness.leaderboard.svg import forest_svg, heatmap_svg
 from harness.report.pairs import NotComparable
@@ -180,8 +173,8 @@ def build_site(
     def link(path: str) -> str | None:
         return links.get(path)
 
-    (site / "assets" / "site.css").write_text(SITE_CSS)
-    (site / "assets" / "site.js").write_text(SITE_JS)
+    for name in ASSETS:
+        (site / "assets" / name).write_text(asset(name))
     index = index_page(title, tables, bad, link, len(collected.records), collected.not_comparable)
     (site / "index.html").write_text(index)
     by_suite: dict[str, list[TaskTable]] = {}

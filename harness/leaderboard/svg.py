@@ -1,22 +1,38 @@
-"""Hand-written SVG plots for the leaderboard: a forest plot and a heat map of p-values.
+"""SVG plots for the leaderboard: a forest plot and a heat map of p-values.
 
-Written as text (no plotting library) so a site of many suites builds in well under a second and
-the files stay small. Each SVG carries a <title> and <desc> for screen readers; the pages embed
-them as <img> with alt text.
+No plotting library, so a site of many suites builds in well under a second and the files stay
+small: this module computes the geometry and the Jinja2 templates `forest.svg.j2` and
+`heatmap.svg.j2` draw it, autoescaped like the pages (model and task names come from logs).
+Each SVG carries a <title> and <desc> for screen readers; the pages embed them as <img> with
+alt text.
+
+Colours: every text colour meets WCAG AA (4.5:1) on the fill it is drawn on, the cell labels of
+the heat map included (`tests/leaderboard/test_templates.py` checks the drawn files).
 """
 
 from __future__ import annotations
 
 import math
-from html import escape
+from dataclasses import dataclass
 
+from harness.leaderboard.pages import render
 from harness.leaderboard.ranking import TaskTable
 
-_FONT = 'font-family="sans-serif" font-size="12"'
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.1f}"
+COLOURS = {
+    "page": "#ffffff",  # the plot's background
+    "text": "#000000",  # labels, ticks and the legend
+    "grid": "#dddddd",  # the forest plot's vertical grid lines
+    "mark": "#1f5fa8",  # the forest plot's dots and interval bars
+    "legend_edge": "#999999",  # the outline of the heat map's legend swatches
+}
+UNTESTED = "#eeeeee"  # a heat-map cell with no test (the diagonal); it has no label
+# The heat map's scale, darkest first: (p below this, cell fill, label colour on that fill)
+HEAT_SCALE = (
+    (0.001, "#08306b", "#ffffff"),
+    (0.01, "#2171b5", "#ffffff"),
+    (0.05, "#6baed6", "#000000"),
+    (math.inf, "#f7fbff", "#000000"),
+)
 
 
 def p_label(p: float) -> str:
@@ -28,6 +44,22 @@ def p_label(p: float) -> str:
     if p < 0.01:
         return f"{p:.3f}".removeprefix("0")
     return f"{p:.2f}"
+
+
+def heat_colours(p: float) -> tuple[str, str]:
+    """The heat map's (cell fill, label colour) for a Holm-corrected p-value."""
+    if math.isnan(p):
+        return UNTESTED, COLOURS["text"]
+    return next((fill, ink) for bound, fill, ink in HEAT_SCALE if p < bound)
+
+
+@dataclass(frozen=True)
+class _ForestRow:
+    y: float  # centre of the row
+    label: str  # the model, shortened
+    low: float | None  # x of the interval's ends; None: no interval
+    high: float | None  # (the other end)
+    dot: float  # x of the score
 
 
 def forest_svg(table: TaskTable) -> str:
@@ -45,56 +77,43 @@ def forest_svg(table: TaskTable) -> str:
     def x(v: float) -> float:
         return label_w + (v - lo) / (hi - lo) * plot_w
 
-    height = top + row_h * len(rows) + 40
-    width = label_w + plot_w + 30
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="t d">',
-        f'<title id="t">Scores on {escape(table.task)} with 95% intervals</title>',
-        '<desc id="d">One row per model, best first; the dot is the score and the bar its 95% '
-        "interval.</desc>",
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-    ]
-    for tick in range(6):
-        v = lo + (hi - lo) * tick / 5
-        out.append(
-            f'<line x1="{_fmt(x(v))}" x2="{_fmt(x(v))}" y1="{top - 8}" '
-            f'y2="{top + row_h * len(rows)}" stroke="#ddd"/>'
-            f'<text x="{_fmt(x(v))}" y="{top + row_h * len(rows) + 16}" text-anchor="middle" '
-            f"{_FONT}>{v:.2f}</text>"
-        )
+    marks = []
     for i, r in enumerate(rows):
-        y = top + row_h * i + row_h / 2
-        label = r.model if len(r.model) <= 36 else r.model[:35] + "…"
-        out.append(
-            f'<text x="{label_w - 8}" y="{_fmt(y + 4)}" text-anchor="end" {_FONT}>'
-            f"{escape(label)}</text>"
-        )
-        if not math.isnan(r.score.low):
-            out.append(
-                f'<line x1="{_fmt(x(r.score.low))}" x2="{_fmt(x(r.score.high))}" '
-                f'y1="{_fmt(y)}" y2="{_fmt(y)}" stroke="#1f5fa8" stroke-width="2"/>'
+        has_ci = not math.isnan(r.score.low)
+        marks.append(
+            _ForestRow(
+                y=top + row_h * i + row_h / 2,
+                label=r.model if len(r.model) <= 36 else r.model[:35] + "…",
+                low=x(r.score.low) if has_ci else None,
+                high=x(r.score.high) if has_ci else None,
+                dot=x(r.score.estimate),
             )
-        out.append(
-            f'<circle cx="{_fmt(x(r.score.estimate))}" cy="{_fmt(y)}" r="4" fill="#1f5fa8"/>'
         )
-    out.append(
-        f'<text x="{label_w + plot_w / 2}" y="{height - 6}" text-anchor="middle" {_FONT}>'
-        "score (95% interval)</text></svg>"
+    ticks = [(x(lo + (hi - lo) * k / 5), f"{lo + (hi - lo) * k / 5:.2f}") for k in range(6)]
+    height = top + row_h * len(rows) + 40
+    return render(
+        "forest.svg.j2",
+        colours=COLOURS,
+        task=table.task,
+        width=label_w + plot_w + 30,
+        height=height,
+        ticks=ticks,
+        grid_top=top - 8,
+        grid_bottom=top + row_h * len(rows),
+        rows=marks,
+        label_x=label_w - 8,
+        axis_x=label_w + plot_w / 2,
     )
-    return "\n".join(out)
 
 
-def _colour(p: float) -> str:
-    if math.isnan(p):
-        return "#eeeeee"
-    if p < 0.001:
-        return "#08306b"
-    if p < 0.01:
-        return "#2171b5"
-    if p < 0.05:
-        return "#6baed6"
-    return "#f7fbff"
+@dataclass(frozen=True)
+class _HeatCell:
+    x: int  # top-left corner
+    y: int
+    fill: str  # the cell's colour
+    ink: str  # its label's colour
+    title: str  # the tooltip: the two models and the p-value
+    label: str  # the p-value printed in the cell; "" where the cell is too small or untested
 
 
 def heatmap_svg(table: TaskTable) -> str:
@@ -102,50 +121,43 @@ def heatmap_svg(table: TaskTable) -> str:
     models = [r.model for r in table.rows]
     n = len(models)
     cell, label_w, top = (36 if n <= 12 else 18), 240, 150
-    width = label_w + max(cell * n, 330) + 20  # room for the legend
-    height = top + cell * n + 50
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="ht hd">',
-        f'<title id="ht">Holm-corrected pairwise p-values on {escape(table.task)}</title>',
-        '<desc id="hd">Rows and columns are models in score order; a cell is the Holm-corrected '
-        "p-value of the paired test between them. Darker cells: p below 0.05, 0.01, 0.001.</desc>",
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-    ]
+    labels = []  # (the model, shortened; y of its row's label; x of its column's label)
     for i, m in enumerate(models):
-        short = escape(m if len(m) <= 30 else m[:29] + "…")
-        y = top + cell * i + cell / 2 + 4
-        out.append(
-            f'<text x="{label_w - 6}" y="{_fmt(y)}" text-anchor="end" {_FONT}>{short}</text>'
-        )
-        cx = label_w + cell * i + cell / 2 + 4
-        out.append(
-            f'<text x="{_fmt(cx)}" y="{top - 6}" transform="rotate(-60 {_fmt(cx)} {top - 6})" '
-            f"{_FONT}>{short}</text>"
-        )
+        short = m if len(m) <= 30 else m[:29] + "…"
+        labels.append((short, top + cell * i + cell / 2 + 4, label_w + cell * i + cell / 2 + 4))
+    cells = []
     for i, a in enumerate(models):
         for j, b in enumerate(models):
             p = math.nan if i == j else table.p_holm(a, b)
-            px, py = label_w + cell * j, top + cell * i
-            out.append(
-                f'<rect x="{px}" y="{py}" width="{cell}" height="{cell}" fill="{_colour(p)}" '
-                f'stroke="white"><title>{escape(a)} vs {escape(b)}: p = {p:.3g}</title></rect>'
-            )
-            if cell >= 30 and not math.isnan(p):
-                fill = "white" if p < 0.01 else "black"
-                text = escape(p_label(p))
-                out.append(
-                    f'<text x="{px + cell / 2}" y="{py + cell / 2 + 4}" text-anchor="middle" '
-                    f'font-family="sans-serif" font-size="10" fill="{fill}">{text}</text>'
+            fill, ink = heat_colours(p)
+            shown = cell >= 30 and not math.isnan(p)
+            cells.append(
+                _HeatCell(
+                    x=label_w + cell * j,
+                    y=top + cell * i,
+                    fill=fill,
+                    ink=ink,
+                    title=f"{a} vs {b}: p = {p:.3g}",
+                    label=p_label(p) if shown else "",
                 )
-    legend_y = top + cell * n + 20
-    for k, (label, p) in enumerate(
-        [("p&lt;.001", 0.0005), ("p&lt;.01", 0.005), ("p&lt;.05", 0.02), ("n.s.", 0.5)]
-    ):
-        lx = label_w + 80 * k
-        out.append(
-            f'<rect x="{lx}" y="{legend_y}" width="14" height="14" fill="{_colour(p)}" '
-            f'stroke="#999"/><text x="{lx + 18}" y="{legend_y + 12}" {_FONT}>{label}</text>'
+            )
+    legend = [
+        (label, label_w + 80 * k, heat_colours(p)[0])
+        for k, (label, p) in enumerate(
+            [("p<.001", 0.0005), ("p<.01", 0.005), ("p<.05", 0.02), ("n.s.", 0.5)]
         )
-    out.append("</svg>")
-    return "\n".join(out)
+    ]
+    return render(
+        "heatmap.svg.j2",
+        colours=COLOURS,
+        task=table.task,
+        width=label_w + max(cell * n, 330) + 20,  # room for the legend
+        height=top + cell * n + 50,
+        top=top,
+        cell=cell,
+        label_x=label_w - 6,
+        labels=labels,
+        cells=cells,
+        legend=legend,
+        legend_y=top + cell * n + 20,
+    )
