@@ -189,7 +189,8 @@ def test_eval_gold_resolves_all_and_empty_none(fixture_dir: Path, tmp_path: Path
     meta = gold[0].scores["swe_resolved"].metadata
     assert meta["criterion"] == "standard" and meta["f2p_rate"] == 1.0
     assert set(meta) == {"f2p_rate", "p2p_rate", "missing", "failed", "reason", "criterion",
-                         "integrity", "integrity_flags"}  # fmt: skip
+                         "integrity", "integrity_flags", "results_source",
+                         "results_reason"}  # fmt: skip
     assert meta["integrity_flags"] == [] and meta["integrity"] == "flag"
     empty = _eval(fixture_dir, tmp_path / "empty", dict.fromkeys(tasks, ""), criterion="strict")
     assert {s.id: s.scores["swe_resolved"].value for s in empty} == dict.fromkeys(tasks, 0)

@@ -8,8 +8,13 @@ follows the authors' scoring procedure (`specs/swe-rebench.md`, section 2):
    and resetting the tree between failed attempts. A candidate that applies with no command
    gives "patch_apply_failed"; a test patch, "test_patch_apply_failed". An empty candidate
    applies nothing.
-3. Run each `install` line, then each `test_cmd` line, with `bash -c` and a timeout.
-4. Parse the combined stdout and stderr with the task's parser and score it with `score_run`.
+3. Run each `install` line, then each `test_cmd` line, with `bash -c` and a timeout. Where the
+   task's runner can write a JUnit report (pytest, `node --test`), each test line is told to
+   write one into a fresh folder with a random name (`swe_rebench.reports`).
+4. Take the per-test results from those reports, or, for a runner with none, from the combined
+   stdout and stderr through the task's parser, and score them with `score_run`. A report that
+   was expected and is missing or refused fails the run with that reason; stdout, which the
+   candidate can forge, is then not trusted to pass it.
 
 It takes any inspect `SandboxEnvironment`: `inspect_ai.util.sandbox()` inside an eval, or one
 made by `bwrap_sandbox()` outside one (as `harness validate` does).
@@ -29,7 +34,7 @@ from inspect_ai.util import ExecResult, SandboxEnvironment
 
 from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, limit_reason
 from harness.suites.swe_rebench.integrity import infrastructure_paths, integrity_flags
-from harness.suites.swe_rebench.log_parsers import parse_log
+from harness.suites.swe_rebench.reports import ResultsSource, plan_reports, read_results
 from harness.suites.swe_rebench.scoring import (
     PATCH_APPLY_FAILED,
     TEST_PATCH_APPLY_FAILED,
@@ -57,6 +62,8 @@ class CandidateRun:
     score: SweScore  # the verdict, rates and reason
     log: str  # the install and test lines' combined output; "" when a patch did not apply
     flags: tuple[str, ...] = ()  # integrity findings about the candidate (`integrity.py`)
+    results_source: ResultsSource = "none"  # "junit", "stdout", or "none" when no test ran
+    results_reason: str | None = None  # why stdout gave the results; None for "junit" or "none"
 
 
 async def _git(sandbox: SandboxEnvironment, *args: str) -> ExecResult[str]:
@@ -89,13 +96,36 @@ async def root_commit(sandbox: SandboxEnvironment) -> str:
     return done.stdout.split()[-1]
 
 
-async def _shell(sandbox: SandboxEnvironment, line: str, timeout: int) -> ExecResult[str] | str:
+async def _shell(
+    sandbox: SandboxEnvironment, line: str, timeout: int, env: dict[str, str]
+) -> ExecResult[str] | str:
     """Run one shell line; return its result, or the reason a limit gives for it."""
     try:
-        done = await sandbox.exec(["bash", "-c", line], cwd=WORK, timeout=timeout)
+        done = await sandbox.exec(["bash", "-c", line], cwd=WORK, env=env, timeout=timeout)
     except TimeoutError as ex:
         return limit_reason(ex) or "timeout"
     return done
+
+
+async def _run_line(
+    sandbox: SandboxEnvironment,
+    line: str,
+    timeout: int,
+    env: dict[str, str],
+    log: list[str],
+    *,
+    install: bool,
+) -> str | None:
+    """Run one install or test line and add its output to `log`; why it failed, or None."""
+    done = await _shell(sandbox, line, timeout, env)
+    if isinstance(done, str):
+        log.append(f"$ {line}\n[{done}]\n")
+        return done
+    log.append(f"$ {line}\n{done.stdout}{done.stderr}")
+    reason = limit_reason(done)
+    if reason is None and install and not done.success:
+        reason = f"{INSTALL_FAILED}: exit code {done.returncode}"
+    return reason
 
 
 async def run_candidate(
@@ -119,9 +149,20 @@ async def run_candidate(
             commit, which is the "base" commit of a materialised repository.
 
     Returns:
-        The score, and the combined output of the install and test lines, for diagnosis.
+        The score; the combined output of the install and test lines, for diagnosis; the
+        integrity flags; and where the per-test results came from, with the reason when it
+        was not the runner's JUnit report.
 
     Notes:
+        Where the task's runner writes a JUnit report (`swe_rebench.reports`), the results
+        are the report's, never stdout's. A report that was expected but that no test line
+        wrote, or one that is refused (a link, a FIFO, too large, malformed, a DTD), fails
+        the run with the reason "junit_report_missing: ..." or "junit_report_refused: ...":
+        it is not resolved and earns no credit, even if stdout reads as all passed, because
+        a candidate that can forge stdout can also stop the report from being written. Its
+        `results_source` is then "stdout", since the stdout parser still names the tests in
+        the diagnosis.
+
         Leaves the tree with the candidate committed on top of `base_ref` and the test patch
         applied; reset it before reusing the sandbox (`run_candidate` does so itself).
 
@@ -146,29 +187,23 @@ async def run_candidate(
     if not await _apply(sandbox, task.test_patch, TEST_PATCH_FILE, "HEAD"):
         failed = score_run(task, {}, criterion, reason=TEST_PATCH_APPLY_FAILED)
         return CandidateRun(failed, "", flags)
-    parser = task.install_config.log_parser
     log: list[str] = []
-    for phase, lines in (
-        ("install", task.install_config.install),
-        ("test", task.install_config.test_cmd),
-    ):
-        for line in lines:
-            done = await _shell(sandbox, line, timeout)
-            if isinstance(done, str):
-                log.append(f"$ {line}\n[{done}]\n")
-                reason: str | None = done
-            else:
-                log.append(f"$ {line}\n{done.stdout}{done.stderr}")
-                reason = limit_reason(done)
-                if reason is None and phase == "install" and not done.success:
-                    reason = f"{INSTALL_FAILED}: exit code {done.returncode}"
-            if reason is not None:
-                text = "".join(log)
-                return CandidateRun(
-                    score_run(task, parse_log(parser, text), criterion, reason=reason), text, flags
-                )
+    reason: str | None = None
+    for line in task.install_config.install:
+        if (reason := await _run_line(sandbox, line, timeout, {}, log, install=True)) is not None:
+            break
+    # the report folder is made after the install lines, which run the candidate's code too
+    plan = await plan_reports(sandbox, task, WORK)
+    ran = 0  # test lines run; each writes its own report, where there is one
+    for line in task.install_config.test_cmd if reason is None else ():
+        reason = await _run_line(sandbox, line, timeout, plan.env(ran), log, install=False)
+        ran += 1
+        if reason is not None:
+            break
     text = "".join(log)
-    return CandidateRun(score_run(task, parse_log(parser, text), criterion), text, flags)
+    got = await read_results(sandbox, plan, task, text, ran, WORK)
+    score = score_run(task, got.results, criterion, reason=reason or got.error)
+    return CandidateRun(score, text, flags, got.source, got.why_not_junit)
 
 
 async def copy_into_sandbox(sandbox: SandboxEnvironment, source: Path) -> None:

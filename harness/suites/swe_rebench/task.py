@@ -242,7 +242,9 @@ def swe_resolved(
     """1 when the candidate resolves the task under `criterion`, else 0, with the run's rates.
 
     `integrity`: "flag" records integrity findings in the metadata; "strict" also scores a
-    flagged candidate as unresolved (`swe_rebench.integrity`).
+    flagged candidate as unresolved (`swe_rebench.integrity`). The metadata's
+    `results_source` says where the per-test results came from: "junit" (the runner's
+    report), "stdout" (the log parser; `results_reason` says why), or "none" (no test ran).
     """
     if criterion not in CRITERIA:
         raise ValueError(f"unknown criterion {criterion!r}; valid criteria: {', '.join(CRITERIA)}")
@@ -262,10 +264,13 @@ def swe_resolved(
         )
         result = run.score
         resolved = result.resolved and not (integrity == "strict" and run.flags)
+        source = f"results from {run.results_source}" + (
+            f" ({run.results_reason})" if run.results_reason else ""
+        )
         return Score(
             value=1 if resolved else 0,
             answer=candidate,
-            explanation=result.summary() + "\n\n" + run.log[-4000:],
+            explanation=f"{result.summary()}\n{source}\n\n{run.log[-4000:]}",
             metadata={
                 "f2p_rate": result.f2p_rate,
                 "p2p_rate": result.p2p_rate,
@@ -275,6 +280,8 @@ def swe_resolved(
                 "criterion": result.criterion,
                 "integrity_flags": list(run.flags),
                 "integrity": integrity,
+                "results_source": run.results_source,
+                "results_reason": run.results_reason,
             },
         )
 
