@@ -1,28 +1,70 @@
-"""A static file server for a built site, on loopback only, that answers HTTP Range requests.
+"""A static file server for a built site, on loopback only, served by aiohttp.
 
 inspect's log viewer reads `.eval` files (zip archives) piecewise with `Range: bytes=...`
 requests, so a server without ranges (such as `python -m http.server`) cannot show a log.
+aiohttp's `FileResponse` answers ranges, HEAD and conditional requests; this module decides
+which file, if any, a request may have.
+
+Hardened for a page of another origin that reaches the loopback port (DNS rebinding), for a
+site folder that holds links or special files, and for clients that hold connections open:
+
+- a `Host` other than `127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT` gets 421;
+- a target that is not a clean path (bad percent-encoding, not UTF-8, a NUL byte, a `..` that
+  climbs out of the site, not of the form `/...`) gets 400;
+- every file served, a folder's `index.html` included, is resolved with `realpath` and must lie
+  inside the site's own realpath, and must be a regular file (a FIFO is never opened): else 404;
+- a connection that does not send a whole request head within `idle_timeout` seconds of
+  opening, or sits idle that long after a response, is closed.
+
+Left open: the realpath check and aiohttp's open of the file are two steps, so a process that
+swaps a link into the site between them is not stopped (such a process can rewrite the site's
+files anyway); and a client that stops reading a response is not timed out (it holds a
+socket and a coroutine, not a thread).
 """
 
 from __future__ import annotations
 
-import functools
+import asyncio
+import contextlib
+import ipaddress
 import logging
 import os
 import re
-import shutil
-from http import HTTPStatus
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+import socket
+import stat
+import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, Literal
+from urllib.parse import quote, unquote_to_bytes
+
+from aiohttp import hdrs, web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http_exceptions import HttpProcessingError
 
 from harness.errors import HarnessUsageError
 
 HOST = "127.0.0.1"  # loopback only: the site is for the person running the command
+_SHUTDOWN_GRACE = 1.0  # seconds a response in flight may take to finish once the server stops
 
 _log = logging.getLogger(__name__)
+_protocol_log = logging.getLogger(f"{__name__}.protocol")  # aiohttp's, for each connection
 
-_RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+
+def _quiet_bad_requests(record: logging.LogRecord) -> bool:
+    """Log a client's malformed request, which aiohttp answers with 400, as one debug line.
+
+    aiohttp logs it as an error with a traceback, which would read as a crash of the server
+    in the terminal of the person running it. Errors of the server itself still go through.
+    """
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, HttpProcessingError):
+        _log.debug("400 to a malformed request: %r", error.message)
+        return False
+    return True
+
+
+_protocol_log.addFilter(_quiet_bad_requests)
 
 _CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -42,163 +84,277 @@ _CONTENT_TYPES = {
     ".woff2": "font/woff2",
     ".ttf": "font/ttf",
 }
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_ONE_RANGE = re.compile(r"bytes=(\d*)-(\d*)", re.ASCII | re.IGNORECASE)
 
 
-def parse_range(header: str, size: int) -> tuple[int, int] | None:
-    """Resolve one `Range` header value against a file of `size` bytes.
+def target_parts(target: str) -> tuple[list[str], bool]:
+    """The path segments a request target names below the site root.
 
     Args:
-        header: The header's value, e.g. `bytes=0-99`, `bytes=100-` or `bytes=-50`.
-        size: The file's length in bytes.
+        target: The request target as sent, e.g. `/logs/a%20b.eval?x=1`.
 
     Returns:
-        The first and last byte offsets (inclusive) to send, or `None` when the range cannot
-        be satisfied (the caller answers 416).
+        The decoded segments with `.` and `..` applied, and whether the path ends in `/`.
 
     Raises:
-        ValueError: The header is malformed or asks for several ranges; the caller ignores
-            it and sends the whole file, as RFC 9110 section 14.2 allows.
+        ValueError: The target is not a clean origin-form path; the server answers 400.
 
     """
-    match = _RANGE.match(header.strip())
+    path = target.split("?", 1)[0].split("#", 1)[0]
+    if not path.startswith("/") or not path.isascii():
+        raise ValueError("the target must be a path of ASCII characters beginning with /")
+    if _BAD_ESCAPE.search(path):
+        raise ValueError("bad percent-encoding")
+    try:
+        decoded = unquote_to_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("the path is not UTF-8") from None
+    if "\0" in decoded:
+        raise ValueError("NUL byte in the path")
+    parts: list[str] = []
+    for segment in decoded.split("/"):
+        if segment == "..":
+            if not parts:
+                raise ValueError("the path climbs out of the site")
+            parts.pop()
+        elif segment not in ("", "."):
+            parts.append(segment)
+    return parts, decoded.endswith("/")
+
+
+def _range_verdict(
+    request: web.BaseRequest, st: os.stat_result
+) -> Literal["pass", "ignore", "unsatisfiable"]:
+    """What to do with the request's `Range`: "pass" it to aiohttp, "ignore" it, or answer 416.
+
+    aiohttp answers 416 to any `Range` it cannot parse (several ranges, another unit, last
+    before first), where RFC 9110 section 14.2 has a server ignore a range it does not take and
+    send the whole file. aiohttp sends the whole file for `bytes=-0`, a suffix of no bytes,
+    which section 14.1.3 calls unsatisfiable. And aiohttp takes an `If-Range` that holds an
+    entity tag as no condition at all; chromium sends one whenever it has part of a log in its
+    cache, so the tag is compared here with the one `FileResponse` sends (the file's mtime in
+    ns and its size, in hex), and the whole file is sent when they differ (section 13.1.5).
+    """
+    header = request.headers.get(hdrs.RANGE)
+    if header is None:
+        return "pass"
+    match = _ONE_RANGE.fullmatch(header.strip())
     if match is None:
-        raise ValueError(f"unsupported Range header: {header!r}")
-    first, last = match.group(1), match.group(2)
-    if first == "" and last == "":
-        raise ValueError(f"unsupported Range header: {header!r}")
-    if first == "":  # a suffix: the last n bytes
-        n = int(last)
-        if n == 0 or size == 0:
-            return None
-        return max(size - n, 0), size - 1
-    start = int(first)
-    if last != "" and int(last) < start:
-        raise ValueError(f"Range header with last < first: {header!r}")
-    if start >= size:
-        return None
-    end = size - 1 if last == "" else min(int(last), size - 1)
-    return start, end
+        return "ignore"
+    first, last = match.groups()
+    if first == last == "" or (first and last and int(last) < int(first)):
+        return "ignore"
+    if_range = request.headers.get(hdrs.IF_RANGE)
+    if if_range is not None and request.if_range is None:  # an entity tag, not a date
+        if if_range.strip() != f'"{st.st_mtime_ns:x}-{st.st_size:x}"':
+            return "ignore"
+    return "unsatisfiable" if first == "" and int(last) == 0 else "pass"
 
 
-class SiteRequestHandler(SimpleHTTPRequestHandler):
-    """Serves GET and HEAD for files inside one folder, with single byte ranges.
+def _text(status: int, text: str, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(status=status, text=text + "\n", headers=headers)
 
-    Hardened for a page of another origin that reaches the loopback port (DNS rebinding) and for
-    a site folder holding links: a `Host` other than this server's loopback names gets 421;
-    every file served, a folder's `index.html` included, must resolve inside the site; a path
-    that cannot be a file name (a NUL byte) gets 400; an idle or half-sent connection is closed
-    after `timeout` seconds.
+
+def _authority(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class _Server(web.Server):
+    """aiohttp's low-level server, plus a deadline for each connection's first request head.
+
+    aiohttp closes a connection that sits idle for `keepalive_timeout` seconds after a
+    response, a half-sent next request included. Up to 3.14.3 it starts that timer only after
+    the first response, so a client that connects and sends nothing, or half a request line,
+    is held forever (3.14.5, installed here, also starts it when a connection opens). This
+    class closes a connection whose first request has not reached the handler `head_timeout`
+    seconds after it opened, whatever the aiohttp version; after that, aiohttp's own timer
+    holds. `connection_made` and `connection_lost` are the calls aiohttp's protocol makes on
+    its server for every connection.
     """
 
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **_CONTENT_TYPES}
-    timeout = 10.0  # seconds a connection may sit idle (socket timeout of the handler)
+    def __init__(
+        self,
+        handler: Callable[[web.BaseRequest], Awaitable[web.StreamResponse]],
+        *,
+        head_timeout: float,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(handler, **kwargs)
+        self._head_timeout = head_timeout
+        self._deadlines: dict[web.RequestHandler, asyncio.TimerHandle] = {}
 
-    def __init__(self, *args: object, directory: str, **kwargs: object) -> None:
-        self._root = os.path.realpath(directory)
-        self._range: tuple[int, int] | None = None
-        super().__init__(*args, directory=directory, **kwargs)  # type: ignore[arg-type]
+    def connection_made(self, handler: web.RequestHandler, transport: asyncio.Transport) -> None:
+        """Register the connection, and close it if no request head arrives in time."""
+        super().connection_made(handler, transport)
+        loop = asyncio.get_running_loop()
+        self._deadlines[handler] = loop.call_later(self._head_timeout, transport.close)
 
-    def _inside(self, path: str) -> bool:
-        real = os.path.realpath(path)
-        return real == self._root or real.startswith(self._root + os.sep)
+    def connection_lost(
+        self, handler: web.RequestHandler, exc: BaseException | None = None
+    ) -> None:
+        """Forget the connection and its deadline."""
+        self.request_arrived(handler)
+        super().connection_lost(handler, exc)
 
-    def _host_allowed(self) -> bool:
-        port = self.server.server_address[1]
-        host = (self.headers.get("Host") or "").strip().lower()
-        return host in {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
+    def request_arrived(self, handler: web.RequestHandler) -> None:
+        """Cancel the connection's deadline: a whole request head came in."""
+        deadline = self._deadlines.pop(handler, None)
+        if deadline is not None:
+            deadline.cancel()
 
-    def send_head(self) -> BinaryIO | None:
-        """Send the status and headers; return the file positioned at the first byte to send."""
-        self._range = None
-        if not self._host_allowed():
-            self.send_error(HTTPStatus.MISDIRECTED_REQUEST, "Unknown host")
-            return None
+
+class SiteServer:
+    """The site's files on a bound loopback socket, served by aiohttp on a loop of its own.
+
+    The same calls as `http.server`'s servers: `serve_forever()` blocks (run it in a thread
+    for tests), `shutdown()` from another thread stops it and waits, and `server_close()` frees
+    the socket. A connection costs no thread, only an entry in the event loop.
+    """
+
+    def __init__(self, root: str, sock: socket.socket, idle_timeout: float) -> None:
+        self._root = root
+        self._sock = sock
+        self._idle_timeout = idle_timeout
+        host, port = sock.getsockname()[:2]
+        self.server_address: tuple[str, int] = (host, port)
+        names = ("127.0.0.1", "localhost", "::1", host)
+        self._hosts = frozenset(_authority(name, port) for name in names)
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._wake: Callable[[], object] | None = None
+        self._done = threading.Event()
+        self._server: _Server | None = None
+
+    @property
+    def url(self) -> str:
+        """The site's address, e.g. `http://127.0.0.1:8000/`."""
+        return f"http://{_authority(*self.server_address)}/"
+
+    def serve_forever(self) -> None:
+        """Serve until `shutdown()` (from another thread) or Ctrl-C (which raises here)."""
         try:
-            path = self.translate_path(self.path)
-            if not self._inside(path):
-                self.send_error(HTTPStatus.NOT_FOUND, "File not found")
-                return None
-            if os.path.isdir(path):
-                index = os.path.join(path, "index.html")
-                if os.path.lexists(index) and not self._inside(index):
-                    self.send_error(HTTPStatus.NOT_FOUND, "File not found")
-                    return None
-                # the base class redirects `dir` to `dir/` and serves `dir/index.html`
-                return super().send_head()  # type: ignore[return-value]
-        except ValueError:  # a NUL byte, or a path no file can have
-            self.send_error(HTTPStatus.BAD_REQUEST, "Bad path")
-            return None
-        header = self.headers.get("Range")
-        if header is None or not os.path.isfile(path):
-            return super().send_head()  # type: ignore[return-value]
-        return self._send_range_head(path, header)
+            with asyncio.Runner() as runner:
+                runner.run(self._serve())
+        finally:
+            self._done.set()
 
-    def _send_range_head(self, path: str, header: str) -> BinaryIO | None:
-        try:
-            f = open(path, "rb")  # closed by do_GET/do_HEAD, as in the base class
-        except OSError:
-            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
-            return None
-        try:
-            stat = os.fstat(f.fileno())
-            try:
-                span = parse_range(header, stat.st_size)
-            except ValueError:
-                f.close()
-                return super().send_head()  # type: ignore[return-value]
-            if span is None:
-                f.close()
-                self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
-                self.send_header("Content-Range", f"bytes */{stat.st_size}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return None
-            start, end = span
-            self.send_response(HTTPStatus.PARTIAL_CONTENT)
-            self.send_header("Content-Type", self.guess_type(path))
-            self.send_header("Content-Range", f"bytes {start}-{end}/{stat.st_size}")
-            self.send_header("Content-Length", str(end - start + 1))
-            self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
-            self.end_headers()
-            f.seek(start)
-            self._range = span
-            return f
-        except Exception:
-            f.close()
-            raise
+    def shutdown(self) -> None:
+        """Stop `serve_forever()` and wait until it has returned."""
+        with self._lock:
+            self._stopping = True
+            wake = self._wake
+        if wake is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop has closed already
+            wake()
+        self._done.wait()
 
-    def end_headers(self) -> None:
-        """Advertise range support on every response, then end the headers."""
-        self.send_header("Accept-Ranges", "bytes")
-        super().end_headers()
+    def server_close(self) -> None:
+        """Close the listening socket."""
+        self._sock.close()
 
-    def copyfile(self, source: BinaryIO, outputfile: BinaryIO) -> None:  # type: ignore[override]
-        """Copy the whole file, or only the requested range, to the socket."""
-        try:
-            if self._range is None:
-                shutil.copyfileobj(source, outputfile)
+    async def _serve(self) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._stopping:
                 return
-            remaining = self._range[1] - self._range[0] + 1
-            while remaining > 0:
-                chunk = source.read(min(remaining, 64 * 1024))
-                if not chunk:
-                    break
-                outputfile.write(chunk)
-                remaining -= len(chunk)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the browser cancelled the request (the viewer does when it navigates)
+            self._wake = lambda: loop.call_soon_threadsafe(stop.set)
+        self._server = _Server(
+            self._handle,
+            head_timeout=self._idle_timeout,
+            keepalive_timeout=self._idle_timeout,  # idle after a response, or half-sent
+            lingering_time=self._idle_timeout,  # reading an unread request body, at most
+            access_log=None,  # `_handle` logs each request at debug level instead
+            logger=_protocol_log,
+        )
+        runner = web.ServerRunner(self._server, shutdown_timeout=_SHUTDOWN_GRACE)
+        await runner.setup()
+        try:
+            await web.SockSite(runner, self._sock).start()
+            await stop.wait()
+        finally:
+            await runner.cleanup()
 
-    def list_directory(self, path: str | os.PathLike[str]) -> None:  # type: ignore[override]
-        """Refuse folder listings: a site serves its pages, not its folders."""
-        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        assert self._server is not None
+        self._server.request_arrived(request.protocol)
+        _log.debug("%s %s %s", request.remote, request.method, request.raw_path)
+        hosts = request.headers.getall(hdrs.HOST, [])
+        if len(hosts) != 1 or hosts[0].strip().lower() not in self._hosts:
+            return _text(421, "421 Misdirected Request: unknown Host")
+        if request.method not in ("GET", "HEAD"):
+            return _text(405, "405 Method Not Allowed", {hdrs.ALLOW: "GET, HEAD"})
+        try:
+            parts, slash = target_parts(request.raw_path)
+        except ValueError as ex:
+            return _text(400, f"400 Bad Request: {ex}")
+        found = self._resolve(os.path.join(self._root, *parts))
+        name = parts[-1] if parts else ""
+        if found is not None and stat.S_ISDIR(found[1].st_mode):
+            if not slash:  # so that the index's relative links resolve inside the folder
+                query = request.raw_path.partition("?")[2]
+                location = "".join("/" + quote(p) for p in parts) + "/" + (query and "?" + query)
+                return _text(301, "301 Moved Permanently", {hdrs.LOCATION: location})
+            found = self._resolve(os.path.join(found[0], "index.html"))
+            name, slash = "index.html", False
+        if found is None or slash or not stat.S_ISREG(found[1].st_mode):
+            return _text(404, "404 Not Found")  # no folder listings, no special files
+        return self._send_file(request, found, name)
 
-    def log_message(self, format: str, *args: object) -> None:
-        """Send the access log to `logging` at debug level instead of stderr."""
-        _log.debug("%s %s", self.address_string(), format % args)
+    def _resolve(self, path: str) -> tuple[str, os.stat_result] | None:
+        """`path`'s realpath and its stat, if it exists and lies inside the site."""
+        real = os.path.realpath(path)  # a stat, not an open: a FIFO cannot block here
+        if real != self._root and not real.startswith(self._root + os.sep):
+            return None
+        try:
+            return real, os.stat(real)
+        except OSError:  # missing, a link loop, or no permission
+            return None
+
+    @staticmethod
+    def _send_file(
+        request: web.BaseRequest, found: tuple[str, os.stat_result], name: str
+    ) -> web.StreamResponse:
+        real, st = found
+        verdict = _range_verdict(request, st)
+        if verdict == "unsatisfiable":
+            headers = {hdrs.CONTENT_RANGE: f"bytes */{st.st_size}", hdrs.ACCEPT_RANGES: "bytes"}
+            return web.Response(status=416, headers=headers)
+        content_type = _CONTENT_TYPES.get(os.path.splitext(name)[1].lower())
+        return _CheckedFile(
+            real,
+            ignore_range=verdict == "ignore",
+            headers={hdrs.CONTENT_TYPE: content_type} if content_type else None,
+        )
 
 
-def make_server(site: Path, port: int = 0, idle_timeout: float = 10.0) -> ThreadingHTTPServer:
-    """A threaded HTTP server for the files under `site`, bound to 127.0.0.1.
+class _CheckedFile(web.FileResponse):
+    """aiohttp's `FileResponse` for a file already checked, which it sends and nothing else.
+
+    `FileResponse` sends `FILE.gz` or `FILE.br` instead of FILE when the client accepts that
+    encoding; this one prepares against the request without `Accept-Encoding`, and without
+    `Range` where `_range_verdict` says to ignore it.
+    """
+
+    def __init__(self, path: str, *, ignore_range: bool, **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self._ignore_range = ignore_range
+
+    async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        """Send the status, the headers and the file's bytes (or the range asked for)."""
+        headers = request.headers.copy()
+        headers.popall(hdrs.ACCEPT_ENCODING, None)
+        if self._ignore_range:
+            headers.popall(hdrs.RANGE, None)
+        return await super().prepare(request.clone(headers=headers))
+
+
+def make_server(
+    site: Path, port: int = 0, idle_timeout: float = 10.0, *, host: str = HOST
+) -> SiteServer:
+    """A server for the files under `site`, bound to a loopback address.
 
     Call `serve_forever()` on the result (in a thread, for tests) and `shutdown()` plus
     `server_close()` when done.
@@ -207,36 +363,52 @@ def make_server(site: Path, port: int = 0, idle_timeout: float = 10.0) -> Thread
         site: The folder to serve; requests cannot reach outside it.
         port: The TCP port; 0 picks a free one (read it from `server.server_address`).
         idle_timeout: Seconds a connection may stay idle or half-sent before it is closed.
+        host: The address to listen on: a loopback address, 127.0.0.1 unless given.
 
     Raises:
-        HarnessUsageError: `site` is not a folder, or the port cannot be bound.
+        HarnessUsageError: `site` is not a folder, `host` is not a loopback address, or the
+            port cannot be bound.
+        ValueError: `idle_timeout` is not positive.
 
     """
+    if not idle_timeout > 0:
+        raise ValueError(f"idle_timeout must be positive, got {idle_timeout}")
     if not site.is_dir():
         raise HarnessUsageError(f"site folder not found: {site}; build it first")
-    handler_class = type("Handler", (SiteRequestHandler,), {"timeout": idle_timeout})
-    handler = functools.partial(handler_class, directory=str(site))
     try:
-        server = ThreadingHTTPServer((HOST, port), handler)
-    except OSError as ex:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if address is None or not address.is_loopback:
         raise HarnessUsageError(
-            f"cannot listen on {HOST}:{port} ({ex.strerror}); pick another --port"
+            f"refusing to serve on {host}: the site is for this machine only; "
+            "use a loopback address such as 127.0.0.1 or ::1"
+        )
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as http.server does
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as ex:
+        sock.close()
+        raise HarnessUsageError(
+            f"cannot listen on {_authority(host, port)} ({ex.strerror}); pick another --port"
         ) from ex
-    server.daemon_threads = True  # a held connection never keeps the process alive
-    return server
+    return SiteServer(os.path.realpath(site), sock, idle_timeout)
 
 
-def serve(site: Path, port: int = 8000) -> None:
+def serve(site: Path, port: int = 8000, *, host: str = HOST) -> None:
     """Serve `site` on http://127.0.0.1:PORT/ until Ctrl-C.
 
     Args:
         site: The folder to serve.
         port: The TCP port; 0 picks a free one.
+        host: A loopback address to listen on.
 
     """
-    server = make_server(site, port)
-    host, bound = server.server_address[:2]
-    print(f"Serving {site} at http://{host}:{bound}/ (Ctrl-C to stop)", flush=True)
+    server = make_server(site, port, host=host)
+    print(f"Serving {site} at {server.url} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -29,8 +29,7 @@ TIMEOUT_MS = 30_000  # generous: the viewer's first render takes a few seconds o
 def served(site: Path) -> Iterator[str]:
     """Serve `site` from a background thread; yield its base URL, ending in `/`."""
     server = make_server(site)
-    # a short poll interval makes shutdown() quick
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         host, port = server.server_address[:2]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -14,6 +16,7 @@ import pytest
 from harness.leaderboard.build import csv_cell, to_csv
 from harness.leaderboard.serve import make_server
 from harness.leaderboard.svg import p_label
+from tests.deadline import deadline
 
 
 @pytest.fixture
@@ -23,16 +26,22 @@ def site(tmp_path: Path) -> Path:
     (root / "index.html").write_text("<h1>board</h1>")
     (tmp_path / "secret.txt").write_text("host secret")
     (root / "sub" / "index.html").symlink_to(tmp_path / "secret.txt")
+    (root / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "page.html").write_text("host secret")
+    (root / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (root / "alias.html").symlink_to(root / "index.html")  # a link that stays inside
     return root
 
 
 @pytest.fixture
 def port(site: Path) -> Iterator[int]:
     server = make_server(site, idle_timeout=1.0)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield server.server_address[1]
-    server.shutdown()
+    with deadline(10):
+        server.shutdown()
     server.server_close()
 
 
@@ -57,8 +66,8 @@ def _get(port: int, path: str, host: str | None = None) -> bytes:
 
 
 def test_the_site_is_served_to_its_own_host_names(port):
-    for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
-        assert _get(port, "/", host).startswith(b"HTTP/1.0 200")
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"LocalHost:{port}"):
+        assert _get(port, "/", host).startswith(b"HTTP/1.0 200"), host
 
 
 def test_a_foreign_host_gets_421(port):
@@ -66,14 +75,97 @@ def test_a_foreign_host_gets_421(port):
     assert reply.startswith(b"HTTP/1.0 421") and b"board" not in reply
 
 
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example:{port}",
+        "127.0.0.1:{other}",  # another port: another origin
+        "localhost",  # no port
+        "127.0.0.1:{port}.evil.example",
+        "[::1]",
+    ],
+)
+def test_other_host_names_get_421(port, host):
+    reply = _get(port, "/", host.format(port=port, other=port + 1))
+    assert reply.startswith(b"HTTP/1.0 421") and b"board" not in reply
+
+
+def test_a_request_without_host_or_with_two_gets_421(port):
+    assert _raw(port, b"GET / HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.0 421")
+    two = f"GET / HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example\r\n\r\n"
+    reply = _raw(port, two.encode())
+    assert b"board" not in reply and reply.split(b" ")[1] in (b"400", b"421")
+
+
 def test_a_symlinked_index_does_not_leak_a_host_file(port):
     reply = _get(port, "/sub/")
     assert b"host secret" not in reply and reply.startswith(b"HTTP/1.0 404")
 
 
+@pytest.mark.parametrize("path", ["/leak.txt", "/linked/page.html", "/linked/"])
+def test_links_out_of_the_site_are_404(port, path):
+    reply = _get(port, path)
+    assert b"host secret" not in reply and reply.startswith(b"HTTP/1.0 404")
+
+
+def test_a_link_that_stays_inside_the_site_is_served(port):
+    reply = _get(port, "/alias.html")
+    assert reply.startswith(b"HTTP/1.0 200") and reply.endswith(b"<h1>board</h1>")
+
+
 def test_a_nul_byte_is_400_not_a_dropped_connection(port):
     reply = _get(port, "/index.html%00.txt")
     assert reply.startswith(b"HTTP/1.0 400")
+
+
+def test_a_raw_nul_byte_is_400_and_logs_no_traceback(port, caplog):
+    caplog.set_level(logging.DEBUG, logger="harness.leaderboard.serve")
+    reply = _raw(port, f"GET /index.html\0.txt HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    assert reply.startswith(b"HTTP/1.0 400")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+    assert any("malformed request" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/index.html%",  # a bare percent sign
+        "/index.html%zz",  # not hex
+        "/%ff.html",  # not UTF-8
+        "/%c0%ae%c0%ae/secret.txt",  # overlong UTF-8 for `..`
+        "/../secret.txt",
+        "/sub/../../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/%2E%2E%2fsecret.txt",  # an encoded slash is a slash
+        "http://evil.example/index.html",  # absolute form
+    ],
+)
+def test_bad_paths_are_400(port, path):
+    reply = _get(port, path)
+    assert reply.startswith(b"HTTP/1.0 400") and b"host secret" not in reply
+
+
+def _release(fifo: Path) -> None:
+    """Open the FIFO's write end, so that a reader blocked in open() goes on (then sees EOF)."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:  # no reader: nothing is blocked
+        pass
+
+
+@pytest.mark.parametrize("name", ["pipe.eval", "pipedir/index.html"])
+def test_a_fifo_in_the_site_is_404_and_never_opened(site, port, name):
+    fifo = site / name
+    fifo.parent.mkdir(exist_ok=True)
+    os.mkfifo(fifo)
+    path = "/pipedir/" if name.startswith("pipedir") else "/" + name
+    try:
+        with deadline(10):
+            reply = _get(port, path)  # the socket's 5 s timeout ends a read that stalls
+            assert reply.startswith(b"HTTP/1.0 404"), reply[:80]
+            assert _get(port, "/").startswith(b"HTTP/1.0 200")  # and the server still serves
+    finally:
+        _release(fifo)
 
 
 def test_idle_connections_are_closed(port):
@@ -86,6 +178,44 @@ def test_idle_connections_are_closed(port):
     finally:
         for s in held:
             s.close()
+
+
+def test_silent_connections_are_closed(port):
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(5)]
+    try:
+        for s in held:
+            assert s.recv(1024) == b""  # never sent a byte; closed after the 1 s timeout
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_a_kept_alive_connection_that_stalls_is_closed(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        reply = b""
+        while not reply.endswith(b"<h1>board</h1>"):
+            chunk = s.recv(65536)
+            assert chunk, reply
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 200")
+        s.sendall(b"GET /index.html HTTP/1.1\r\nHost: ")  # the next request, half sent
+        assert s.recv(1024) == b""
+
+
+def test_held_connections_cost_no_thread_each(port):
+    before = threading.active_count()
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(20)]
+    try:
+        for s in held:
+            s.sendall(b"GET / HTTP/1.1\r\n")
+        # a reply on a later connection: the server has taken the 20 before it
+        assert _get(port, "/missing").startswith(b"HTTP/1.0 404")
+        during = threading.active_count()
+    finally:
+        for s in held:
+            s.close()
+    assert during - before < 10, (before, during)  # a thread per connection would add 20
 
 
 def test_csv_cells_cannot_become_formulas():
