@@ -445,9 +445,17 @@ def _in_package(repo: Path, text: str) -> str:
     return _diff(repo, {"mathlib/__init__.py": text})
 
 
-def _run_pytest_task(tmp_path: Path, candidates: list[str]) -> tuple[SweTask, list[CandidateRun]]:
+def _run_pytest_task(
+    tmp_path: Path, candidates: list[str | tuple[str, str]]
+) -> tuple[SweTask, list[CandidateRun]]:
+    """Run each candidate: "GOLD", "" (empty), text for the package's `__init__.py`, or a
+    (path, text) pair for a file of its own."""
     task, repo = _pytest_task(tmp_path)
-    texts = [c if c in ("", "GOLD") else _in_package(repo, c) for c in candidates]
+    texts = [
+        _diff(repo, dict([c])) if isinstance(c, tuple)
+        else c if c in ("", "GOLD") else _in_package(repo, c)
+        for c in candidates
+    ]  # fmt: skip
 
     async def go() -> list[CandidateRun]:
         async with bwrap_sandbox(BwrapConfig(timeout=120)) as box:
@@ -505,6 +513,32 @@ def test_a_candidate_that_goes_after_the_real_report(tmp_path: Path) -> None:
     for run in swapped:
         assert not run.score.resolved and run.results_source == "stdout"
         assert run.score.reason is not None and run.score.reason.startswith("junit_report_refused")
+
+
+CONFTEST_ALL_PASS = """
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"  # every failure reported as a pass
+"""
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_a_conftest_that_makes_every_test_pass_is_removed_and_flagged(tmp_path: Path) -> None:
+    # the attack of issue 20: a new conftest.py at the root rewrites every report as passed.
+    # It is the task's test configuration, so it is removed before the tests run, and flagged
+    task, (alone, with_runner_patch) = _run_pytest_task(
+        tmp_path, [("conftest.py", CONFTEST_ALL_PASS), ("tests/conftest.py", CONFTEST_ALL_PASS)]
+    )
+    for run in (alone, with_runner_patch):
+        assert run.results_source == "junit" and not run.score.resolved, run.score
+        assert run.score.failed == tuple(sorted(task.fail_to_pass))
+        flags = " ".join(run.flags)
+        assert "conftest.py" in flags and "pytest hooks" in flags, run.flags
 
 
 # --- in the sandbox: the node fixture, and the eval's metadata -------------------------------
