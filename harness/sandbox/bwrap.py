@@ -7,6 +7,9 @@ the sample's work folder bound read-write at `/work`, which is also HOME. Nothin
 the host is visible: no /root, no /home, no /run. The command runs under `prlimit` (see
 `limits.py`) and a wall clock; on timeout the bwrap process group is killed, and
 `--die-with-parent` with the PID namespace takes every process the command started down.
+With `BwrapConfig.grace_seconds` set, coreutils' `timeout` inside the sandbox sends SIGTERM
+at the wall clock and SIGKILL a grace period later; the host's kill stays as the backstop.
+`BwrapConfig.ro_binds` shows extra host paths read-only (a Python environment, say).
 
 When the harness runs as root, bwrap runs as `nobody` (65534): RLIMIT_NPROC never binds
 real uid 0, and an unprivileged bwrap counts processes per user namespace, so the limit
@@ -29,6 +32,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal, overload
 
@@ -47,7 +51,13 @@ from harness.errors import HarnessUsageError
 from harness.sandbox.beneath import read_beneath, write_beneath
 from harness.sandbox.cgroup import SampleCgroup
 from harness.sandbox.config import BwrapConfig
-from harness.sandbox.limits import CGROUP_OOM_TEXT, WORK_QUOTA_TEXT, limit_reason, prlimit_argv
+from harness.sandbox.limits import (
+    CGROUP_OOM_TEXT,
+    WORK_QUOTA_TEXT,
+    limit_reason,
+    prlimit_argv,
+    wall_clock_text,
+)
 from harness.sandbox.seccomp import seccomp_fd, seccomp_program
 
 logger = logging.getLogger(__name__)
@@ -58,6 +68,7 @@ WORK_DIR = "/work"
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 _NOBODY = 65534
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+_BACKSTOP_SECONDS = 10  # with a grace period: the host kills this long after `timeout` should
 
 
 def _host_ids() -> tuple[int, int] | None:
@@ -94,6 +105,8 @@ def bwrap_argv(
             argv += ["--ro-bind", top, top]
     argv += ["--size", str(config.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
+    for host, inside in config.ro_binds:
+        argv += ["--ro-bind", host, inside]
     # the root bwrap builds is a tmpfs; once every mount point is in it, make it read-only
     argv += ["--bind", str(work), WORK_DIR, "--remount-ro", "/", "--chdir", cwd]
     base = {"PATH": _SYSTEM_PATH, "HOME": WORK_DIR, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
@@ -177,6 +190,33 @@ def _record_cut(cmd: list[str], stream: str, cut: int) -> None:
 
         cuts = store().get("harness_output_cut", [])
         store().set("harness_output_cut", [*cuts, {"cmd": cmd[:1], "stream": stream, "bytes": cut}])
+    except Exception:  # not inside a sample (a direct call, a test): the warning says it
+        pass
+
+
+def _record_wall_clock(shown: list[str], seconds: int, grace: int, code: int) -> None:
+    """Say in the log, and the sample's store when in one, that the wall clock stopped a command.
+
+    `shown` is the command's first word, as a one-item list.
+    """
+    killed = code == 137
+    logger.warning(
+        "bwrap: %s got SIGTERM at its wall clock of %s s%s",
+        shown,
+        seconds,
+        f" and SIGKILL {grace} s later" if killed else "",
+    )
+    event = {
+        "cmd": shown,
+        "sigterm_at_s": seconds,
+        "sigkill_at_s": seconds + grace if killed else None,
+        "signal": "SIGKILL" if killed else "SIGTERM",
+        "exit_code": code,
+    }
+    try:
+        from inspect_ai.util import store
+
+        store().set("harness_wall_clock", [*store().get("harness_wall_clock", []), event])
     except Exception:  # not inside a sample (a direct call, a test): the warning says it
         pass
 
@@ -304,6 +344,13 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             raise SandboxUserUnsupportedError(f"the bwrap sandbox cannot run as {user!r}")
         inner_cwd = str(PurePosixPath(WORK_DIR) / (cwd or "."))
         seconds = self.config.timeout if timeout is None else timeout
+        grace = self.config.grace_seconds
+        backstop = seconds
+        shown = cmd[:1]
+        if grace is not None:
+            # TERM at the wall clock, KILL `grace` s later, from inside; the host kills later
+            cmd = ["timeout", "--signal=TERM", f"--kill-after={grace}", str(seconds), *cmd]
+            backstop = seconds + grace + _BACKSTOP_SECONDS
         data = input.encode() if isinstance(input, str) else input
         filter_fd = None
         if self.config.seccomp:
@@ -317,6 +364,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             self.work_dir, self.config, cmd, cwd=inner_cwd, env=env or {}, seccomp=filter_fd
         )
         ids = _host_ids()
+        started = time.monotonic()
         kwargs: dict[str, Any] = {}
         if self.cgroup is not None:
             # join the cgroup first (as the harness's user), then drop to nobody
@@ -356,19 +404,24 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             )
             for name, cut in (("stdout", out_cut), ("stderr", err_cut)):
                 if cut:
-                    _record_cut(cmd, name, cut)
+                    _record_cut(shown, name, cut)
             return out, err, await process.wait()
 
         try:
-            out, err, code = await asyncio.wait_for(communicate(), seconds)
+            out, err, code = await asyncio.wait_for(communicate(), backstop)
         except BaseException as ex:  # the timeout, or the sample being cancelled
             _kill(process)
             await asyncio.shield(process.wait())
             if isinstance(ex, TimeoutError):
-                logger.warning("bwrap: %s timed out after %s s (timeout)", cmd[:1], seconds)
-                raise TimeoutError(f"bwrap: command timed out after {seconds} s") from None
+                logger.warning("bwrap: %s timed out after %s s (timeout)", shown, backstop)
+                raise TimeoutError(f"bwrap: command timed out after {backstop} s") from None
             raise
         stderr = err.decode("utf-8", errors="replace")
+        elapsed = time.monotonic() - started
+        if grace is not None and code in (124, 137) and elapsed >= seconds:
+            # `timeout` fired: SIGTERM at the wall clock, and SIGKILL after the grace if 137
+            stderr += "\n" + wall_clock_text(seconds, grace if code == 137 else None) + "\n"
+            _record_wall_clock(shown, seconds, grace, code)
         if self.cgroup is not None and self.cgroup.oom_kills() > ooms:
             stderr += f"\n{CGROUP_OOM_TEXT} ({self.config.total_memory_mb} MiB)]\n"
             code = code or 1
@@ -386,7 +439,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         )
         reason = limit_reason(result)
         if reason is not None:
-            logger.warning("bwrap: %s ended with exit code %d (%s)", cmd[:1], code, reason)
+            logger.warning("bwrap: %s ended with exit code %d (%s)", shown, code, reason)
         return result
 
     def _relative(self, file: str) -> PurePosixPath:

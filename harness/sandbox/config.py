@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pathlib import PurePosixPath
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# where a read-only bind may not land: the sandbox's own mounts and its read-only system folders
+_RESERVED = ("/work", "/tmp", "/proc", "/dev", "/usr", "/etc")
 
 
 class BwrapConfig(BaseModel):
@@ -56,3 +61,33 @@ class BwrapConfig(BaseModel):
 
     cgroup: bool = True
     """Give the sample a cgroup where the host allows one; off only to measure what it costs."""
+
+    ro_binds: tuple[tuple[str, str], ...] = ()
+    """Extra host folders or files shown read-only, as `(host path, sandbox path)` pairs, for
+    example a Python environment the sandboxed code may import from. Both paths are absolute;
+    the sandbox path may not be `/` or lie under /work, /tmp, /proc, /dev, /usr or /etc. The
+    host path must be reachable by the user bwrap runs as (`nobody` when the harness is root):
+    a folder under a 0700 home is not, and the command then fails with bwrap's message."""
+
+    grace_seconds: int | None = Field(default=None, ge=0)
+    """None (the default): at the wall clock the command's processes are killed (SIGKILL) and
+    `exec` raises `TimeoutError`. A number: at the wall clock the command gets SIGTERM, and
+    SIGKILL that many seconds later if it is still running; `exec` then returns exit code
+    124 (it ended after SIGTERM) or 137 (it needed SIGKILL), with a line on stderr saying
+    when each signal was sent (`limits.wall_clock_of` reads it back)."""
+
+    @field_validator("ro_binds")
+    @classmethod
+    def _check_binds(cls, binds: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        for host, inside in binds:
+            if not (host.startswith("/") and inside.startswith("/")):
+                raise ValueError(f"ro_binds paths must be absolute, got ({host!r}, {inside!r})")
+            target = PurePosixPath(inside)
+            if target == PurePosixPath("/") or any(
+                target.is_relative_to(reserved) for reserved in _RESERVED
+            ):
+                raise ValueError(
+                    f"ro_binds: {inside!r} would cover a mount of the sandbox; choose a path "
+                    f"outside /, {', '.join(_RESERVED)} (for example /opt/NAME)"
+                )
+        return binds

@@ -6,7 +6,9 @@ sandbox, so they bind the command and everything it starts, but not bubblewrap i
 
 from __future__ import annotations
 
+import re
 import signal
+from dataclasses import dataclass
 
 from inspect_ai.util import ExecResult
 
@@ -22,6 +24,8 @@ _KILL_CODES = {128 + signal.SIGKILL, -signal.SIGKILL}
 
 WORK_QUOTA_TEXT = "[harness: the work folder is over its quota"  # written by the bwrap sandbox
 CGROUP_OOM_TEXT = "[harness: the kernel killed a process at the sample's memory limit"  # likewise
+WALL_CLOCK_TEXT = "[harness: wall clock:"  # likewise, with `BwrapConfig.grace_seconds`
+_WALL_CLOCK_RE = re.compile(r"\[harness: wall clock: SIGTERM at (\d+) s(?:, SIGKILL at (\d+) s)?\]")
 _MEMORY_TEXT = ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")
 _FSIZE_TEXT = ("File too large", "File size limit exceeded")
 _FORK_TEXT = ("fork", "BlockingIOError", "Cannot fork", "pthread_create")
@@ -41,6 +45,30 @@ def prlimit_argv(config: BwrapConfig) -> list[str]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class WallClock:
+    """When the wall clock of a command with a grace period sent its signals."""
+
+    sigterm_at_s: int  # seconds after the command started: the wall clock
+    sigkill_at_s: int | None  # the wall clock plus the grace, if SIGKILL was needed
+    signal: str  # the last signal sent: "SIGTERM" or "SIGKILL"
+
+
+def wall_clock_text(seconds: int, kill_after: int | None) -> str:
+    """The stderr line the sandbox adds when its wall clock stopped a command."""
+    kill = "" if kill_after is None else f", SIGKILL at {seconds + kill_after} s"
+    return f"{WALL_CLOCK_TEXT} SIGTERM at {seconds} s{kill}]"
+
+
+def wall_clock_of(result: ExecResult[str]) -> WallClock | None:
+    """The signals the sandbox's wall clock sent to a command, or None when it sent none."""
+    found = _WALL_CLOCK_RE.search(result.stderr)
+    if found is None:
+        return None
+    kill = int(found.group(2)) if found.group(2) else None
+    return WallClock(int(found.group(1)), kill, "SIGTERM" if kill is None else "SIGKILL")
+
+
 def limit_reason(outcome: ExecResult[str] | BaseException) -> str | None:
     """Say which limit ended a sandboxed command, or None when no limit did.
 
@@ -54,7 +82,8 @@ def limit_reason(outcome: ExecResult[str] | BaseException) -> str | None:
     Notes:
         These are heuristics, read from what the command leaves behind:
 
-        - "timeout": the exception is a `TimeoutError` (the sandbox's wall clock).
+        - "timeout": the exception is a `TimeoutError` (the sandbox's wall clock), or, with
+          a grace period, the sandbox's wall-clock line is on stderr (exit code 124 or 137).
         - "limit: cpu time": exit code 152 or -24 (SIGXCPU). A command that kills itself with
           SIGXCPU reads the same.
         - "limit: file size": exit code 153 or -25 (SIGXFSZ), or "File too large" (EFBIG,
@@ -78,6 +107,8 @@ def limit_reason(outcome: ExecResult[str] | BaseException) -> str | None:
     if isinstance(outcome, BaseException):
         return None
     code = outcome.returncode
+    if WALL_CLOCK_TEXT in outcome.stderr:
+        return "timeout"
     if code in _CPU_CODES:
         return "limit: cpu time"
     if code in _FSIZE_CODES:
