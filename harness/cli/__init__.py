@@ -24,12 +24,26 @@ LAZY_SUBCOMMANDS = {
 }
 
 
+def suite_commands() -> dict[str, str]:
+    """The suites' own command groups (`Suite.commands`), by suite name, from the catalog.
+
+    A suite that has commands runs them as `harness <suite name> ...`; its module is imported
+    only when that command is used (or `harness --help` lists its one-line help).
+    """
+    from harness.suites.catalog import all_suites
+
+    return {name: s.commands for name, s in all_suites().items() if s.commands}
+
+
 class LazyGroup(click.Group):
-    """A click group that imports the subcommands named in `LAZY_SUBCOMMANDS` on first use."""
+    """A click group that imports the subcommands named in `LAZY_SUBCOMMANDS` on first use.
+
+    The suites' own command groups, which the catalog names, load the same way.
+    """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         """Eager and lazy subcommands, sorted."""
-        return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS})
+        return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS, *suite_commands()})
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command; click's own usage errors become one line on stderr, exit 2.
@@ -52,9 +66,11 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The subcommand, importing its module if it is a lazy one."""
-        if cmd_name in LAZY_SUBCOMMANDS and cmd_name not in self.commands:
-            module, attr = LAZY_SUBCOMMANDS[cmd_name].split(":")
-            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        if cmd_name not in self.commands:
+            path = LAZY_SUBCOMMANDS.get(cmd_name) or suite_commands().get(cmd_name)
+            if path:
+                module, attr = path.split(":")
+                self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
 
 

@@ -31,6 +31,7 @@ class Suite:
     section: str | None = None  # `module:NAME` of its `ReportSection`, if it has one
     own_table: bool = False  # its section is its table: no generic score row, no pairs
     validate: str | None = None  # `module:NAME` of `(data_dir, timeout) -> rows`, if any
+    commands: str | None = None  # `module:NAME` of a click group, run as `harness <suite name>`
 
     @property
     def task_names(self) -> tuple[str, ...]:
@@ -51,6 +52,7 @@ def all_suites() -> dict[str, Suite]:
     """Every suite by name; a suite's modules are imported only when its tasks are asked for."""
     aime = "harness.suites.aime"
     arith = "harness.suites.arith.task"
+    iwg = "harness.suites.iwg"
     k_parity = "harness.suites.k_parity.task"
     l2a = "harness.suites.l2a.task"
     lokra = "harness.suites.lokra.task"
@@ -105,6 +107,14 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.l2a.section:SECTION",
             own_table=True,
+        ),
+        Suite(
+            "iwg",
+            (f"{iwg}.task:iwg",),
+            "orchestrators on inverse-generated workflows: step checks, entropy dynamics",
+            default_model="iwg/perfect",
+            section=f"{iwg}.section:SECTION",
+            commands=f"{iwg}.cli:iwg",
         ),
         Suite(
             "l2a-queries",

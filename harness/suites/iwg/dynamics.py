@@ -1,0 +1,250 @@
+"""Scheduling-entropy dynamics: a PLACEHOLDER MODEL (OURS), NOT THE PAPER'S EQUATION.
+
+The paper (arXiv 2606.01351, §2) models H(t) with a mean-field equation that was not read; the
+authors' code does not implement it. Until it is, this module fits the spec's placeholder
+(spec §2.4):
+
+    dH/dt = -a (H - H_min) + b c(t),
+
+with c(t) the orchestrator's cumulative context load, discretised per step as
+
+    ΔH_t = H_{t+1} - H_t = -a H_t + b c_t + a H_min,
+
+fitted by least squares (scipy) on every transition of every trajectory of one orchestrator.
+a is the focusing force, b the diffusion force per unit of context, H_min the floor.
+
+Intervals are percentile bootstraps over trajectories (instances are the clusters: each
+resample draws whole trajectories), computed from per-trajectory normal equations so a resample
+costs one small solve. Below `MIN_CLUSTERS` trajectories a percentile bootstrap under-covers,
+and the interval is "not estimable". Coverage at the sizes the report prints is checked by
+Monte-Carlo in the tests.
+
+The model sits behind `DynamicsModel`: the paper's equation replaces it by a class with the
+same `fit` and `predict`, without touching the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+PLACEHOLDER_LABEL = "placeholder model (ours), not the paper's equation"
+MIN_CLUSTERS = 20  # below this many trajectories, no percentile-bootstrap interval
+ROBUSTNESS_RULE = (
+    "oscillating: the 95% interval of the diffusion force b lies above 0 (entropy grows with "
+    "context load); robust: the interval reaches 0 or below; unclassified: no interval "
+    f"(fewer than {MIN_CLUSTERS} trajectories with a transition). A rule of ours, on the "
+    "placeholder model, not the paper's"
+)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One trajectory's entropy and context load per step."""
+
+    id: str  # instance id (the bootstrap's cluster)
+    entropy: tuple[float, ...]  # H(t), t = 0..T-1
+    context: tuple[float, ...]  # c(t), same length
+
+
+@dataclass(frozen=True)
+class ParamEstimate:
+    """One fitted parameter with its interval."""
+
+    name: str  # a, b or H_min
+    estimate: float  # point estimate (nan: not identifiable)
+    low: float  # lower end of the 95% interval (nan: not estimable)
+    high: float  # upper end
+    method: str  # how the interval was made, or why there is none
+
+
+@dataclass(frozen=True)
+class DynamicsFit:
+    """A dynamics model fitted to one orchestrator's trajectories."""
+
+    model: str  # the model's name and its label
+    params: tuple[ParamEstimate, ...]  # in the model's order
+    n_trajectories: int  # trajectories with at least one transition (clusters)
+    n_transitions: int  # (H_t, c_t, ΔH_t) rows fitted
+    r2: float  # share of the variance of ΔH explained (nan when ΔH is constant)
+    rmse: float  # root mean squared residual of ΔH
+    note: str  # what could not be estimated and why ("" when all could)
+    label: str  # robust, oscillating or unclassified (`ROBUSTNESS_RULE`)
+
+    def param(self, name: str) -> ParamEstimate:
+        """The parameter called `name`."""
+        return next(p for p in self.params if p.name == name)
+
+
+class DynamicsModel(Protocol):
+    """What the report needs from an entropy-dynamics model."""
+
+    name: str  # short name for tables
+    label: str  # what it is ("placeholder model (ours), ...")
+
+    def fit(self, series: Sequence[Series], *, n_boot: int = 2000, seed: int = 0) -> DynamicsFit:
+        """Fit to trajectories, with intervals clustered by trajectory."""
+        ...
+
+    def predict(self, fit: DynamicsFit, h0: float, context: Sequence[float]) -> np.ndarray:
+        """H(t) from H(0) = h0 under the fitted parameters and a context load c(t)."""
+        ...
+
+
+def _rows(series: Sequence[Series]) -> list[np.ndarray]:
+    """Per trajectory, its transitions as rows (1, H_t, c_t, ΔH_t)."""
+    out = []
+    for s in series:
+        if len(s.entropy) != len(s.context):
+            raise ValueError(
+                f"trajectory {s.id}: {len(s.entropy)} entropies, {len(s.context)} loads"
+            )
+        h = np.asarray(s.entropy, dtype=float)
+        c = np.asarray(s.context, dtype=float)
+        if len(h) >= 2:
+            out.append(np.column_stack([np.ones(len(h) - 1), h[:-1], c[:-1], np.diff(h)]))
+    return out
+
+
+def _to_params(beta: np.ndarray, with_h: bool) -> np.ndarray:
+    """(a, b, H_min) from the coefficients (intercept, H, c), or (intercept, c) without H."""
+    if not with_h:
+        nan = np.full_like(beta[..., 1], np.nan)
+        return np.stack([nan, beta[..., 1], nan], axis=-1)
+    a = -beta[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h_min = np.where(a != 0, beta[..., 0] / a, np.nan)
+    return np.stack([a, beta[..., 2], h_min], axis=-1)
+
+
+def _percentiles(params: np.ndarray, q: float) -> np.ndarray:
+    """Per column, the q-th percentile of the finite draws (nan where there are none)."""
+    out = np.full(params.shape[1], np.nan)
+    for j in range(params.shape[1]):
+        finite = params[np.isfinite(params[:, j]), j]
+        if len(finite):
+            out[j] = np.percentile(finite, q)
+    return out
+
+
+class PlaceholderMeanField:
+    """dH/dt = -a (H - H_min) + b c(t): placeholder model (ours), not the paper's equation."""
+
+    name = "placeholder mean-field"
+    label = PLACEHOLDER_LABEL
+    names = ("a", "b", "H_min")
+
+    def fit(self, series: Sequence[Series], *, n_boot: int = 2000, seed: int = 0) -> DynamicsFit:
+        """Least squares on all transitions; percentile bootstrap over trajectories."""
+        from scipy.linalg import lstsq
+
+        per = _rows(series)
+        model = f"{self.name}: {self.label}"
+        if not per or sum(len(r) for r in per) < 3:
+            nan = [
+                ParamEstimate(n, math.nan, math.nan, math.nan, "not estimable") for n in self.names
+            ]
+            note = "fewer than 3 transitions (trajectories of one step or none): nothing to fit"
+            return DynamicsFit(
+                model,
+                tuple(nan),
+                len(per),
+                sum(len(r) for r in per),
+                math.nan,
+                math.nan,
+                note,
+                "unclassified",
+            )
+        rows = np.vstack(per)
+        y = rows[:, 3]
+        notes = []
+        with_h = bool(np.ptp(rows[:, 1]) > 0)
+        if not with_h:
+            notes.append("H(t) is constant, so a and H_min are not identifiable (b is fitted)")
+        cols = [0, 1, 2] if with_h else [0, 2]
+        if np.ptp(rows[:, 2]) == 0:
+            notes.append("c(t) is constant, so b is not identifiable")
+        beta, *_ = lstsq(rows[:, cols], y)
+        estimate = _to_params(beta, with_h)
+        resid = y - rows[:, cols] @ beta
+        ss = float(np.sum((y - y.mean()) ** 2))
+        r2 = 1 - float(np.sum(resid**2)) / ss if ss > 0 else math.nan
+        rmse = float(np.sqrt(np.mean(resid**2)))
+        if len(per) < MIN_CLUSTERS:
+            low = high = np.full(3, np.nan)
+            method = f"not estimable (fewer than {MIN_CLUSTERS} trajectories)"
+        else:
+            low, high = self._bootstrap(per, cols, with_h, n_boot, seed)
+            method = f"percentile bootstrap over {len(per)} trajectories (clustered), B={n_boot}"
+        params = tuple(
+            ParamEstimate(name, float(estimate[i]), float(low[i]), float(high[i]), method)
+            for i, name in enumerate(self.names)
+        )
+        b = params[1]
+        if math.isnan(b.low):
+            label = "unclassified"
+        else:
+            label = "oscillating" if b.low > 0 else "robust"
+        return DynamicsFit(model, params, len(per), len(rows), r2, rmse, "; ".join(notes), label)
+
+    @staticmethod
+    def _bootstrap(
+        per: list[np.ndarray], cols: list[int], with_h: bool, n_boot: int, seed: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        x = [r[:, cols] for r in per]
+        xtx = np.stack([xi.T @ xi for xi in x])  # (n, p, p)
+        xty = np.stack([xi.T @ r[:, 3] for xi, r in zip(x, per, strict=True)])  # (n, p)
+        n = len(per)
+        rng = np.random.default_rng(seed)
+        counts = rng.multinomial(n, np.full(n, 1 / n), size=n_boot).astype(float)  # (B, n)
+        a_b = np.einsum("bn,npq->bpq", counts, xtx)  # (B, p, p)
+        v_b = np.einsum("bn,np->bp", counts, xty)  # (B, p)
+        beta = np.einsum("bpq,bq->bp", np.linalg.pinv(a_b), v_b)  # (B, p)
+        params = _to_params(beta, with_h)  # (B, 3)
+        return _percentiles(params, 2.5), _percentiles(params, 97.5)
+
+    def predict(self, fit: DynamicsFit, h0: float, context: Sequence[float]) -> np.ndarray:
+        """Iterate the fitted step map from h0 (a taken as 0 where it is not identifiable)."""
+        a = fit.param("a").estimate
+        b = fit.param("b").estimate
+        h_min = fit.param("H_min").estimate
+        pull = 0.0 if math.isnan(a) else a
+        floor = 0.0 if math.isnan(h_min) else h_min
+        out = [h0]
+        for c in list(context)[:-1]:
+            out.append(out[-1] - pull * (out[-1] - floor) + (0.0 if math.isnan(b) else b) * c)
+        return np.array(out)
+
+
+def simulate(
+    *,
+    a: float = 0.3,
+    b: float = 0.02,
+    h_min: float = 0.2,
+    n_traj: int = 200,
+    steps: int | tuple[int, int] = 20,
+    noise: float = 0.05,
+    h_max: float = math.log(7),
+    seed: int = 0,
+) -> list[Series]:
+    """Trajectories of the placeholder model (spec §3's recovery check).
+
+    c grows by U(0.5, 1.5) per step from 0; H(0) ~ U(0, h_max); each step adds N(0, noise^2) and
+    H is clipped to [0, h_max]. `steps` is a length, or a (low, high) range drawn per trajectory.
+    """
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n_traj):
+        length = steps if isinstance(steps, int) else int(rng.integers(steps[0], steps[1] + 1))
+        c = np.concatenate([[0.0], np.cumsum(rng.uniform(0.5, 1.5, length - 1))])
+        h = np.empty(length)
+        h[0] = rng.uniform(0, h_max)
+        for t in range(length - 1):
+            step = -a * (h[t] - h_min) + b * c[t] + rng.normal(0, noise)
+            h[t + 1] = min(max(h[t] + step, 0.0), h_max)
+        out.append(Series(f"sim-{i}", tuple(h), tuple(c)))
+    return out
