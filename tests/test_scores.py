@@ -48,3 +48,18 @@ def test_an_errored_judge_sample_is_a_test_item_judged_wrong():
     scores = judge_scores(verdicts)
     assert (scores.n_test, scores.n_calibration) == (8, 10)
     assert scores.naive.estimate == 6 / 8
+
+
+def test_a_log_with_several_scorers_names_each_ones_accuracy():
+    samples = tuple(
+        SampleScore(f"s{i}", 1, (("success", a), ("step_sr", b)), "", {}, {})
+        for i, (a, b) in enumerate([("C", "I"), ("C", "C"), ("I", "I")])
+    )
+    identity = LogIdentity("toy", "t", (), "h", 3, "m/x", ())
+    rows = score_rows(LogRecord("x.eval", identity, "2026-01-01", {}, samples))
+    assert [(r.metric, r.value) for r in rows] == [
+        ("accuracy (success)", 2 / 3),
+        ("accuracy (step_sr)", 1 / 3),
+    ]
+    # one scorer keeps the plain name
+    assert [r.metric for r in score_rows(_record(["C", "I"]))] == ["accuracy"]

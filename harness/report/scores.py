@@ -35,7 +35,8 @@ class SummaryRow:
     suite: str  # suite name
     task: str  # task name
     model: str  # model spec (with its arguments, where it has any)
-    metric: str  # "accuracy", "pass@K", "judge (naive)", "judge (corrected)", or the scorer
+    metric: str  # "accuracy" (with several scorers, "accuracy (SCORER)"), "pass@K",
+    # "judge (naive)", "judge (corrected)", or the scorer's name
     n: int  # problems scored (errored ones included)
     errors: int  # problems with an errored epoch (raised, or a score that cannot be read)
     value: float  # the score
@@ -164,7 +165,9 @@ def score_rows(record: LogRecord) -> list[SummaryRow]:
         errors = sum(1 for vs in problems.values() if any(reason for _, reason in vs))
         values = {sid: [v for v, _ in vs] for sid, vs in problems.items()}
         binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
-        metric = "accuracy" if binary else scorer
+        # a log with several scorers names each one's accuracy, so its rows tell them apart
+        label = "accuracy" if len(record.scorers) == 1 else f"accuracy ({scorer})"
+        metric = label if binary else scorer
         epochs = max(len(vs) for vs in values.values())
         if epochs == 1 and binary:
             correct = int(sum(vs[0] for vs in values.values()))
@@ -174,7 +177,8 @@ def score_rows(record: LogRecord) -> list[SummaryRow]:
         rows.append(_row(record, metric, t_interval(means), n, errors))
         if binary and epochs > 1:
             passes = [pass_at_k(len(vs), int(sum(vs)), epochs) for vs in values.values()]
-            rows.append(_row(record, f"pass@{epochs}", t_interval(passes), n, errors))
+            at_k = f"pass@{epochs}" if len(record.scorers) == 1 else f"pass@{epochs} ({scorer})"
+            rows.append(_row(record, at_k, t_interval(passes), n, errors))
     return rows
 
 
