@@ -56,6 +56,7 @@ def all_suites() -> dict[str, Suite]:
     k_parity = "harness.suites.k_parity.task"
     l2a = "harness.suites.l2a.task"
     lokra = "harness.suites.lokra.task"
+    mas_prove = "harness.suites.mas_prove.task"
     swe = "harness.suites.swe_rebench.task"
     team = "harness.suites.team.task"
 
@@ -107,6 +108,13 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.l2a.section:SECTION",
             own_table=True,
+        ),
+        Suite(
+            "mas-prove",
+            (f"{mas_prove}:mas_prove",),
+            "process verification in multi-agent patterns: verifier x granularity x context",
+            default_model="local/tiny-arith",
+            section="harness.suites.mas_prove.section:SECTION",
         ),
         Suite(
             "iwg",

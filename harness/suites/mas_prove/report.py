@@ -1,0 +1,263 @@
+"""The suite's report: every configuration against its pattern without verification.
+
+Built from a log's per-sample data (`harness.logs`): the configuration is in each sample's
+metadata (`mp_*`), the score is the sample's first scorer, and an errored sample counts as
+wrong and is counted. Per configuration:
+
+- accuracy with a clustered Wilson interval (samples of one problem form a cluster);
+- the paired difference against the same pattern with verifier `none`, on per-problem means
+  over seeds, by the test `harness.report.pairs` uses (McNemar for 0/1, a paired bootstrap from
+  20 problems, else the exact sign-flip test and its interval), Holm over the grid;
+- the spread across seeds: the standard deviation of the per-seed accuracies;
+- the verifier's agreement with the outcome: the share of samples where the last kept
+  candidate's process label equals the final score; and its skill on mixed sets (a);
+- the verification cost: verifier tokens per sample, and the extra tokens against the
+  baseline (agents and verifier together), paired per problem like the accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from harness.logs import LogRecord, SampleScore, parse_score
+from harness.report.pairs import paired_test
+from harness.stats.intervals import Interval
+from harness.stats.multiple import holm
+from harness.stats.paired import PairedTest
+from harness.stats.resampling import clustered_wilson
+from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
+
+CONFIG_KEYS = ("mp_pattern", "mp_verifier", "mp_granularity", "mp_context")
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """One configuration of the grid."""
+
+    pattern: str  # MAS pattern
+    verifier: str  # verifier (`none`: the baseline)
+    granularity: str  # agent, iteration, or "-" for the baseline
+    context: str  # context strategy, or "-"
+    n: int  # samples (problems x seeds)
+    errors: int  # errored samples (counted wrong)
+    accuracy: Interval  # clustered Wilson over problems
+    seed_accuracies: tuple[float, ...]  # accuracy per seed
+    diff: PairedTest | None  # accuracy - baseline's, per problem; None: no baseline or untested
+    p_holm: float  # Holm over the grid's tested differences; nan: not tested
+    extra_tokens: PairedTest | None  # tokens per sample - baseline's, per problem
+    tokens: float  # mean tokens per sample (agents and verifier)
+    verifier_tokens: float  # mean verifier tokens per sample
+    verifier_calls: float  # mean verifier model calls per sample
+    searches: float  # mean searches per sample
+    agreement: Interval | None  # last kept candidate right == sample right; None: no search
+    skill: Interval | None  # kept a right candidate on mixed sets; None: no mixed set
+    fallbacks: int  # searches that kept candidate 0 because the verifier failed
+    unparsed: int  # judged searches whose ranking could not be parsed (identity ranking)
+
+    @property
+    def label(self) -> str:
+        """`pattern / verifier / granularity / context`."""
+        return f"{self.pattern} / {self.verifier} / {self.granularity} / {self.context}"
+
+    @property
+    def seed_sd(self) -> float:
+        """Standard deviation of the per-seed accuracies (nan below two seeds)."""
+        if len(self.seed_accuracies) < 2:
+            return math.nan
+        return statistics.stdev(self.seed_accuracies)
+
+
+@dataclass(frozen=True)
+class MasReport:
+    """One log's grid."""
+
+    heading: str  # the log
+    benchmark: str  # chain, aime2024, aime2025
+    n: int  # candidates per search
+    rows: tuple[ConfigRow, ...]  # every configuration, baselines included
+    toy: tuple[ToyCheck, ...]  # the toy model against each verified configuration
+
+
+def _score(sample: SampleScore) -> float:
+    if sample.error or not sample.raw:
+        return 0.0
+    return parse_score(sample.raw[0][1])[0]
+
+
+def _config(sample: SampleScore) -> tuple[str, str, str, str] | None:
+    meta = sample.metadata
+    if not all(k in meta for k in CONFIG_KEYS):
+        return None
+    return tuple(str(meta[k]) for k in CONFIG_KEYS)  # type: ignore[return-value]
+
+
+def _problem(sample: SampleScore) -> str:
+    return str(sample.metadata.get("mp_problem", sample.id))
+
+
+def _tokens(sample: SampleScore) -> float:
+    meta = sample.metadata
+    return float(meta.get("mp_agent_tokens", 0) or 0) + float(
+        meta.get("mp_verifier_tokens", 0) or 0
+    )
+
+
+def _per_problem(samples: list[SampleScore], value) -> dict[str, float]:
+    groups: dict[str, list[float]] = defaultdict(list)
+    for s in samples:
+        groups[_problem(s)].append(value(s))
+    return {k: sum(v) / len(v) for k, v in groups.items()}
+
+
+def _row(key, samples, base: list[SampleScore] | None) -> ConfigRow:
+    scores = [_score(s) for s in samples]
+    problems = [_problem(s) for s in samples]
+    accuracy = clustered_wilson(np.array(scores) > 0.5, problems)
+    by_seed: dict[int, list[float]] = defaultdict(list)
+    for s, v in zip(samples, scores, strict=True):
+        by_seed[int(s.metadata.get("mp_seed", 0))].append(v)
+    diff = extra = None
+    if base is not None and key[1] != "none":
+        diff = paired_test(_per_problem(samples, _score), _per_problem(base, _score))
+        extra = paired_test(_per_problem(samples, _tokens), _per_problem(base, _tokens))
+    searched = [s for s in samples if int(s.metadata.get("mp_searches", 0) or 0) > 0]
+    agreement = None
+    if searched:
+        agree = [
+            int(int(s.metadata.get("mp_last_pick_correct", -1)) == int(_score(s) > 0.5))
+            for s in searched
+        ]
+        agreement = clustered_wilson(agree, [_problem(s) for s in searched])
+    mixed_rows = [
+        (
+            _problem(s),
+            int(s.metadata.get("mp_mixed", 0) or 0),
+            int(s.metadata.get("mp_mixed_pick_correct", 0) or 0),
+        )
+        for s in samples
+    ]
+    flags, clusters = [], []
+    for problem, m, ok in mixed_rows:
+        flags += [1] * ok + [0] * (m - ok)
+        clusters += [problem] * m
+    skill = clustered_wilson(flags, clusters) if flags else None
+
+    def mean(key: str) -> float:
+        return float(np.mean([float(s.metadata.get(key, 0) or 0) for s in samples]))
+
+    return ConfigRow(
+        pattern=key[0],
+        verifier=key[1],
+        granularity=key[2],
+        context=key[3],
+        n=len(samples),
+        errors=sum(1 for s in samples if s.error),
+        accuracy=accuracy,
+        seed_accuracies=tuple(float(np.mean(v)) for _, v in sorted(by_seed.items())),
+        diff=diff,
+        p_holm=math.nan,
+        extra_tokens=extra,
+        tokens=float(np.mean([_tokens(s) for s in samples])),
+        verifier_tokens=mean("mp_verifier_tokens"),
+        verifier_calls=mean("mp_verifier_calls"),
+        searches=mean("mp_searches"),
+        agreement=agreement,
+        skill=skill,
+        fallbacks=int(sum(int(s.metadata.get("mp_fallbacks", 0) or 0) for s in samples)),
+        unparsed=int(sum(int(s.metadata.get("mp_unparsed", 0) or 0) for s in samples)),
+    )
+
+
+def _toy(key, samples, n: int) -> ToyCheck | None:
+    counts: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(len(COUNT_KEYS)))
+    chain: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for s in samples:
+        counts[_problem(s)] += np.array([float(s.metadata.get(k, 0) or 0) for k in COUNT_KEYS])
+        steps = int(s.metadata.get("mp_chain_steps", 0) or 0)
+        chain[_problem(s)].append((steps, int(_score(s) > 0.5)))
+    if not sum(c[2] for c in counts.values()):
+        return None
+    single = key[0] == "single" and all(steps for v in chain.values() for steps, _ in v)
+    label = " / ".join(key)
+    return toy_check(label, n, dict(counts), dict(chain) if single else None)
+
+
+def build_mas_report(heading: str, record: LogRecord) -> MasReport:
+    """Every configuration of one log, its paired differences Holm-corrected over the grid."""
+    groups: dict[tuple[str, str, str, str], list[SampleScore]] = defaultdict(list)
+    for s in record.samples:
+        key = _config(s)
+        if key is not None:
+            groups[key].append(s)
+    baselines = {k[0]: v for k, v in groups.items() if k[1] == "none"}
+    rows = [_row(k, v, baselines.get(k[0])) for k, v in sorted(groups.items())]
+    tested = [
+        i for i, r in enumerate(rows) if r.diff is not None and not math.isnan(r.diff.p_value)
+    ]
+    if tested:
+        adjusted = holm([rows[i].diff.p_value for i in tested]).adjusted  # type: ignore[union-attr]
+        for i, p in zip(tested, adjusted, strict=True):
+            rows[i] = _replace_p(rows[i], float(p))
+    n = int(record.metadata.get("n") or _task_n(record))
+    toys = [t for k, v in sorted(groups.items()) if k[1] != "none" and (t := _toy(k, v, n))]
+    benchmark = str(dict(record.identity.task_args).get("benchmark", '"chain"')).strip('"')
+    return MasReport(heading, benchmark, n, tuple(rows), tuple(toys))
+
+
+def _task_n(record: LogRecord) -> int:
+    return int(str(dict(record.identity.task_args).get("n", "3")).strip('"'))
+
+
+def _replace_p(row: ConfigRow, p: float) -> ConfigRow:
+    import dataclasses
+
+    return dataclasses.replace(row, p_holm=p)
+
+
+def plot_gain_vs_tokens(report: MasReport, stem: Path) -> list[str]:
+    """Accuracy gained against extra tokens, one point per configuration with its intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in report.rows if r.diff is not None and r.extra_tokens is not None]
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    verifiers = sorted({r.verifier for r in rows})
+    markers = {"agent": "o", "iteration": "s"}
+    for r in rows:
+        d, t = r.diff, r.extra_tokens
+        assert d is not None and t is not None
+        colour = f"C{verifiers.index(r.verifier) % 10}"
+        yerr = None
+        if not (math.isnan(d.low) or math.isnan(d.high)):
+            yerr = [[d.estimate - d.low], [d.high - d.estimate]]
+        xerr = None
+        if not (math.isnan(t.low) or math.isnan(t.high)):
+            xerr = [[t.estimate - t.low], [t.high - t.estimate]]
+        marker = markers.get(r.granularity, "^")
+        ax.errorbar(
+            t.estimate, d.estimate, yerr=yerr, xerr=xerr, fmt=marker, color=colour, alpha=0.75,
+            capsize=2, markersize=5,
+        )  # fmt: skip
+    for i, v in enumerate(verifiers):
+        ax.plot([], [], "o", color=f"C{i % 10}", label=v)
+    ax.plot([], [], "o", color="grey", label="agent level")
+    ax.plot([], [], "s", color="grey", label="iteration level")
+    ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xlabel("extra tokens per sample vs. no verification (95% CI)")
+    ax.set_ylabel("accuracy gained vs. no verification (95% CI)")
+    ax.set_title(f"mas-prove ({report.benchmark}): gain against cost, one point per configuration")
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    paths = [str(stem.parent / f"{stem.name}.png"), str(stem.parent / f"{stem.name}.svg")]
+    for path in paths:
+        fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return paths
