@@ -42,7 +42,7 @@ def parse_list(text: str, valid: tuple[str, ...], what: str) -> tuple[str, ...]:
     for item in items:
         if item not in valid:
             raise HarnessUsageError(
-                f"mas-prove: unknown {what.rstrip('s')} '{item}'; choose from {', '.join(valid)}"
+                f"mas-prove: -T {what}: unknown '{item}'; choose from {', '.join(valid)}"
             )
     return items
 
