@@ -26,6 +26,24 @@ from harness.errors import exit_on_usage_error
 )
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument.")
 @click.option("-M", "model_args", multiple=True, metavar="KEY=VALUE", help="Model argument.")
+@click.option(
+    "--max-retries",
+    type=int,
+    default=None,
+    help="inspect: retries per model call (default: until --timeout).",
+)
+@click.option(
+    "--timeout",
+    type=int,
+    default=None,
+    help="inspect: seconds a model call may take, retries included.",
+)
+@click.option(
+    "--attempt-timeout", type=int, default=None, help="inspect: seconds per attempt before a retry."
+)
+@click.option(
+    "--max-connections", type=int, default=None, help="inspect: concurrent calls per model."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON list.")
 @click.option(
     "--display",
@@ -44,6 +62,10 @@ def eval_command(
     data_dir: str | None,
     task_args: tuple[str, ...],
     model_args: tuple[str, ...],
+    max_retries: int | None,
+    timeout: int | None,
+    attempt_timeout: int | None,
+    max_connections: int | None,
     as_json: bool,
     display: str | None,
 ) -> None:
@@ -62,6 +84,10 @@ def eval_command(
         data_dir=data_dir,
         task_args=parse_kv(task_args, "-T"),
         model_args=parse_kv(model_args, "-M"),
+        max_retries=max_retries,
+        timeout=timeout,
+        attempt_timeout=attempt_timeout,
+        max_connections=max_connections,
         display=display or ("none" if as_json else None),
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone

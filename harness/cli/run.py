@@ -34,6 +34,11 @@ class EvalRequest:
     data_dir: str | None = None  # local data folder, else HARNESS_DATA_DIR, else the hub
     task_args: dict[str, Any] = field(default_factory=dict)  # -T
     model_args: dict[str, Any] = field(default_factory=dict)  # -M
+    # inspect's retry, timeout and connection settings, under its names; None is inspect's default
+    max_retries: int | None = None  # retries per model call (inspect: unbounded)
+    timeout: int | None = None  # seconds per model call, retries included
+    attempt_timeout: int | None = None  # seconds per attempt before it is abandoned and retried
+    max_connections: int | None = None  # concurrent calls per model (else the provider's own)
     display: str | None = None  # inspect display: full, rich, plain, log, none
 
 
@@ -114,6 +119,17 @@ def provider_args(provider: str, spec: str, model_args: dict[str, Any]) -> dict[
     return typed(cls, model_args, "-M")
 
 
+def check_model_needed(tasks: list[Any], specs: tuple[str, ...]) -> None:
+    """A task whose metadata says `harness_needs_model` (why) is not run on `none/none`."""
+    for task in tasks:
+        why = (task.metadata or {}).get("harness_needs_model")
+        if why and "none/none" in specs:
+            raise HarnessUsageError(
+                f"{why}, and the model is none/none; give one with --model, for example "
+                "openai/gpt-4o-mini"
+            )
+
+
 def check_replay_ids(models: list[Any], tasks: list[Any], limit: int | None) -> None:
     """Recorded outputs against each task's sample ids, before anything runs.
 
@@ -190,11 +206,21 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
     folder = resolve_data_dir(req.data_dir) if takes_data else None
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
     models = build_models(specs, req.model_args, req.seed)
+    check_model_needed(tasks, specs)
     check_replay_ids(models, tasks, req.limit)
     methods = method_descriptions(models)
     if methods:
         tasks = [with_budget_recording(t) for t in tasks]
-    connections = max(m.api.max_connections() for m in models)
+    if req.max_retries is not None and req.max_retries < 0:
+        raise HarnessUsageError(f"--max-retries must be at least 0, got {req.max_retries}")
+    for flag, value in (
+        ("--timeout", req.timeout),
+        ("--attempt-timeout", req.attempt_timeout),
+        ("--max-connections", req.max_connections),
+    ):
+        if value is not None and value < 1:
+            raise HarnessUsageError(f"{flag} must be at least 1, got {value}")
+    connections = req.max_connections or max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
     ok, logs = eval_set(
         tasks,
@@ -209,6 +235,9 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
         max_connections=connections,
         max_samples=connections,
         display=req.display,  # type: ignore[arg-type]
+        max_retries=req.max_retries,
+        timeout=req.timeout,
+        attempt_timeout=req.attempt_timeout,
         metadata={"harness_suite": suite.name, **({"harness_methods": methods} if methods else {})},
         # the realtime event buffer costs ~25% of inspect's per-sample time on 2 cores (measured
         # with scripted/, 500 samples: 8.3 s vs 6.3 s); resume after SIGKILL works without it,
