@@ -123,7 +123,12 @@ def test_synthesize_end_to_end_then_eval_on_its_output(tmp_path):
         task_args={"instances": str(out / "instances"), "embedder": "jaccard"},
     )
     ok, rows = run_eval(request)
-    assert ok and rows[0].metric == "accuracy" and rows[0].n == 3 and rows[0].value == 1.0
+    assert (
+        ok
+        and rows[0].metric == "accuracy (task_success)"
+        and rows[0].n == 3
+        and rows[0].value == 1.0
+    )
 
 
 def test_generate_writes_instances_the_suite_loads(tmp_path):
