@@ -130,6 +130,14 @@ def all_suites() -> dict[str, Suite]:
             "key-value recall prompts for a model that reads them (default local/l2a-recall)",
             default_model="local/l2a-recall",
         ),
+        Suite(
+            "posttrainbench",
+            ("harness.suites.posttrainbench.task:posttrainbench",),
+            "agents post-train a tiny base model in bwrap under a budget; cheating flagged",
+            default_model="none/none",
+            section="harness.suites.posttrainbench.section:SECTION",
+            own_table=True,
+        ),
     ]
     return {s.name: s for s in suites}
 

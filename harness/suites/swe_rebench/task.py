@@ -8,7 +8,7 @@ statement, the interface (when the task has one) and the working directory; neve
 `pr_description`.
 
 Solvers: `patch` asks the model for a unified diff in one reply; `agent` runs inspect's
-`react()` agent with inspect's `bash()` tool and our `text_editor` (`swe_rebench.editor_tool`:
+`react()` agent with inspect's `bash()` tool and our `text_editor` (`harness.sandbox.editor_tool`:
 inspect's own needs its tool-support program inside the sandbox, which a bwrap sandbox over the
 host's /usr does not have), under message, token and time limits, and the candidate is `git diff`
 of `/work` against the base commit. The scorer applies the candidate
@@ -38,7 +38,7 @@ from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
 from harness.sandbox import BwrapConfig
 from harness.sandbox.doctor import require_sandbox
-from harness.suites.swe_rebench.editor_tool import sandbox_text_editor
+from harness.sandbox.editor_tool import sandbox_text_editor
 from harness.suites.swe_rebench.repos import materialise
 from harness.suites.swe_rebench.runner import WORK, copy_into_sandbox, root_commit, run_candidate
 from harness.suites.swe_rebench.scoring import CRITERIA, Criterion
