@@ -4,9 +4,13 @@ writes outside the work folder, the seccomp filter and the budget's wall clock o
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
+
+import pytest
 
 from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
-from harness.suites.posttrainbench.runtime import VENV_IN_SANDBOX
+from harness.suites.posttrainbench.runtime import VENV_IN_SANDBOX, reachable_by_sandbox
 from harness.suites.posttrainbench.task import posttrainbench
 
 PROBE = f"""
@@ -29,6 +33,11 @@ print("\\n".join(out))
 """
 
 
+@pytest.mark.skipif(
+    not reachable_by_sandbox(Path(sys.prefix)),
+    reason=f"the sandbox's user cannot read this virtual environment ({sys.prefix}): a folder "
+    "above it is not searchable by others (a clone under a 0700 folder)",
+)
 def test_the_agents_sandbox_holds_its_limits() -> None:
     task = posttrainbench(agents="honest", benchmarks="add2", budget_minutes=1, grace_seconds=5)
     config = task.sandbox.config
