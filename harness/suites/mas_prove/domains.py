@@ -134,6 +134,14 @@ ROLE_PROMPTS = {
 }
 
 
+def role_messages(prompt: str, role: Role, notes: tuple[str, ...]) -> list[ChatMessage]:
+    """The role's instruction, then `prompt` with the notes (peers, drafts) numbered after it."""
+    if role not in ROLE_PROMPTS:
+        raise ValueError(f"unknown role {role!r}; valid: {ROLES}")
+    body = prompt + "".join(f"\n\n--- Note {i} ---\n{note}" for i, note in enumerate(notes, 1))
+    return [ChatMessageSystem(content=ROLE_PROMPTS[role]), ChatMessageUser(content=body)]
+
+
 @dataclass(frozen=True)
 class AimeDomain:
     """One AIME problem, solved in one step; role prompts are ours."""
@@ -162,12 +170,7 @@ class AimeDomain:
         self, step: int, value: str, role: Role, notes: tuple[str, ...]
     ) -> list[ChatMessage]:
         """The role's instruction, the problem, and the notes (peers, drafts) numbered."""
-        if role not in ROLE_PROMPTS:
-            raise ValueError(f"unknown role {role!r}; valid: {ROLES}")
-        body = self.step_prompt(step, value)
-        for i, note in enumerate(notes, 1):
-            body += f"\n\n--- Note {i} ---\n{note}"
-        return [ChatMessageSystem(content=ROLE_PROMPTS[role]), ChatMessageUser(content=body)]
+        return role_messages(self.step_prompt(step, value), role, notes)
 
     def answer(self, text: str) -> str | None:
         """The integer answer under the task's extraction mode."""

@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass
 
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
+from inspect_ai.model import ChatMessage
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from harness.data import DatasetSpec, load_rows, nonempty_str
-from harness.suites.mas_prove.domains import ROLE_PROMPTS, ROLES, Role
+from harness.suites.mas_prove.domains import Role, role_messages
 
 GAIA_DATA = DatasetSpec(
     name="gaia",
@@ -87,12 +87,7 @@ class GaiaDomain:
         self, step: int, value: str, role: Role, notes: tuple[str, ...]
     ) -> list[ChatMessage]:
         """The role's instruction, the question, and the notes numbered."""
-        if role not in ROLE_PROMPTS:
-            raise ValueError(f"unknown role {role!r}; valid: {ROLES}")
-        body = self.step_prompt(step, value)
-        for i, note in enumerate(notes, 1):
-            body += f"\n\n--- Note {i} ---\n{note}"
-        return [ChatMessageSystem(content=ROLE_PROMPTS[role]), ChatMessageUser(content=body)]
+        return role_messages(self.step_prompt(step, value), role, notes)
 
     def answer(self, text: str) -> str | None:
         """The final answer, normalised."""
