@@ -30,9 +30,10 @@ from typing import Any
 
 from harness.errors import HarnessUsageError
 
-# Task arguments that say where data lives or how much runs at once, not what is measured: two
-# logs that differ only in these are the same run (a data folder differs between machines).
-SETTING_ONLY_TASK_ARGS = frozenset({"data_dir", "workers"})
+# Task arguments that say where data lives or where and how much runs at once, not what is
+# measured: two logs that differ only in these are the same run (a data folder differs between
+# machines; a sweep may move from local workers to a Ray cluster).
+SETTING_ONLY_TASK_ARGS = frozenset({"data_dir", "workers", "executor", "cpus_per_run"})
 
 # JSON files that eval_set, inspect's viewer bundle and the leaderboard write next to logs
 NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json", "leaderboard.json"})

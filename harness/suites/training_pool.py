@@ -1,20 +1,79 @@
-"""Where suites that train models from a seed run their training: one thread or a process pool.
+"""Where suites that train models from a seed run their training: a thread, a process pool, or Ray.
 
-With `workers` > 1 each spawned process fixes torch to cpu_count // workers threads before it
-trains, so the pool does not oversubscribe the cores and a run is deterministic for its seed and
-thread count. With one worker, runs train one at a time in a thread of this process.
+- `local` with `workers` = 1: runs train one at a time in a thread of this process, with torch's
+  default thread count.
+- `local` with `workers` > 1: a pool of spawned processes; each fixes torch to
+  cpu_count // workers threads before it trains, so the pool does not oversubscribe the cores.
+- `ray`: each run is a Ray task that declares `cpus` CPUs and `gpus` GPUs, and trains with
+  `cpus` torch threads (harness/suites/ray_runs.py).
+
+A run is deterministic for its seed and its torch thread count on one machine, so `ray` with
+`cpus_per_run` = c gives the same per-run results as `local` with cpu_count // workers = c on the
+same machine (tests/suites/test_ray_executor.py checks it on k-parity).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any, TypeVar
 
+from harness.errors import HarnessUsageError
+
 T = TypeVar("T")
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class TrainingPool:
+    """Where a task's training runs go, and what each run declares."""
+
+    executor: str = "local"  # local or ray
+    workers: int = 1  # local: parallel processes (1: a thread)
+    cpus: int = 1  # ray: CPUs a run declares, and its torch threads
+    gpus: float = 0.0  # ray: GPUs a run declares
+    retries: int = 3  # ray: runs again after its worker process dies
+
+    def describe(self) -> dict[str, Any]:
+        """For the log's metadata."""
+        if self.executor == "ray":
+            return {"executor": "ray", "cpus_per_run": self.cpus, "gpus_per_run": self.gpus,
+                    "max_retries": self.retries}  # fmt: skip
+        return {"executor": "local", "workers": self.workers}
+
+
+def training_pool(
+    suite: str, executor: str = "local", workers: int = 1, cpus_per_run: int = 1, gpus: float = 0.0
+) -> TrainingPool:
+    """A checked pool for a suite's task arguments; a usage error names the bad one.
+
+    `executor=ray` fails here, before anything runs, when Ray is not installed.
+    """
+    if executor not in EXECUTORS:
+        raise HarnessUsageError(
+            f"{suite}: unknown executor {executor!r}; executors: {', '.join(EXECUTORS)}"
+        )
+    if int(workers) < 1:
+        raise HarnessUsageError(f"{suite}: workers must be at least 1, got {workers}")
+    if int(cpus_per_run) < 1:
+        raise HarnessUsageError(f"{suite}: cpus_per_run must be at least 1, got {cpus_per_run}")
+    if executor == "ray" and int(workers) != 1:
+        raise HarnessUsageError(
+            f"{suite}: workers is for executor=local; with executor=ray runs go in parallel as "
+            f"the cluster's CPUs allow, cpus_per_run each"
+        )
+    if executor == "ray":
+        from harness.suites.ray_runs import require_ray
+
+        require_ray()
+    return TrainingPool(executor, int(workers), int(cpus_per_run), float(gpus))
+
 
 _executors: dict[int, Executor] = {}
 
@@ -31,7 +90,7 @@ def executor(workers: int) -> Executor:
     return _executors[workers]
 
 
-def _with_threads(fn: Callable[..., T], threads: int, args: tuple[Any, ...]) -> T:
+def with_threads(fn: Callable[..., T], threads: int, args: tuple[Any, ...]) -> T:
     """Worker entry point: fix the thread count (for determinism), then run."""
     import torch
 
@@ -39,11 +98,29 @@ def _with_threads(fn: Callable[..., T], threads: int, args: tuple[Any, ...]) -> 
     return fn(*args)
 
 
-async def run_training(workers: int, fn: Callable[..., T], *args: Any) -> T:
-    """Run `fn(*args)` (picklable, for workers > 1) in the pool and await its result."""
-    if workers > 1:
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        future = executor(workers).submit(_with_threads, fn, threads, args)
+async def run_training(pool: TrainingPool | int, fn: Callable[..., T], *args: Any) -> T:
+    """Run `fn(*args)` (picklable, unless one local worker) where `pool` says; await its result.
+
+    An int is `TrainingPool(workers=n)`. Where the run went is recorded in the sample's
+    transcript.
+    """
+    from inspect_ai.log import transcript
+
+    if isinstance(pool, int):
+        pool = TrainingPool(workers=pool)
+    start = time.perf_counter()
+    if pool.executor == "ray":
+        from harness.suites.ray_runs import run_on_ray
+
+        result, where = await run_on_ray(pool, fn, args)
+    elif pool.workers > 1:
+        threads = max(1, (os.cpu_count() or 1) // pool.workers)
+        future = executor(pool.workers).submit(with_threads, fn, threads, args)
+        result = await asyncio.wrap_future(future)
+        where = {"executor": "local", "workers": pool.workers, "threads": threads}
     else:
-        future = executor(1).submit(fn, *args)
-    return await asyncio.wrap_future(future)
+        result = await asyncio.wrap_future(executor(1).submit(fn, *args))
+        where = {"executor": "local", "workers": 1}
+    where["seconds"] = round(time.perf_counter() - start, 3)
+    transcript().info(where, source="training")
+    return result

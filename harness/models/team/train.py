@@ -127,11 +127,16 @@ def cache_dir() -> Path:
     return Path(root) / "team"
 
 
+def checkpoint_path(cfg: TrainConfig) -> Path:
+    """Where the checkpoint of these settings is cached."""
+    return cache_dir() / f"moe-seed{cfg.seed}-{cfg.key()}.pt"
+
+
 def load_or_train(
     cfg: TrainConfig, progress: Callable[[int, float], None] | None = None
 ) -> tuple[BlockDiffusionMoE, dict]:
     """The cached checkpoint for these settings, training and saving it on first use."""
-    path = cache_dir() / f"moe-seed{cfg.seed}-{cfg.key()}.pt"
+    path = checkpoint_path(cfg)
     if path.is_file():
         blob = torch.load(path, weights_only=True)
         model = BlockDiffusionMoE(cfg.model)

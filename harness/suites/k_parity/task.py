@@ -28,7 +28,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.suites.k_parity.schedules import make_schedule
 from harness.suites.k_parity.train import RunConfig, train_run_dict
-from harness.suites.training_pool import run_training
+from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(n=12, k=3, n_train=1000, n_test=2000, d_model=32, n_layer=2, batch_size=256,
@@ -66,12 +66,12 @@ def arm_config(arm: str, seed: int, settings: dict[str, Any]) -> RunConfig:
 
 
 @solver
-def train_parity(workers: int = 1) -> Solver:
+def train_parity(pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cfg = arm_config(state.metadata["arm"], state.metadata["seed"], state.metadata["settings"])
-        result = await run_training(workers, train_run_dict, cfg)
+        result = await run_training(pool, train_run_dict, cfg)
         state.metadata["run"] = result
         state.output = ModelOutput.from_content(
             model="k-parity",
@@ -112,6 +112,8 @@ def k_parity(
     workers: int = 1,
     max_steps: int | None = None,
     n_train: int | None = None,
+    executor: str = "local",
+    cpus_per_run: int = 1,
 ) -> Task:
     """k-sparse parity: one sample per (arm, seed) training run.
 
@@ -122,14 +124,17 @@ def k_parity(
         workers: Runs trained in parallel processes (1: one at a time in a thread).
         max_steps: Override the preset's step budget.
         n_train: Override the preset's training-set size.
+        executor: local (a thread or `workers` processes) or ray (one Ray task per run, on
+            `RAY_ADDRESS`'s cluster or a local one).
+        cpus_per_run: ray: CPUs each run declares and trains with (its torch threads); runs
+            train on CPU, so they declare no GPU.
 
     """
     if preset not in PRESETS:
         raise HarnessUsageError(
             f"k-parity: unknown preset '{preset}'; presets: quick, plateau, paper"
         )
-    if workers < 1:
-        raise HarnessUsageError(f"k-parity: workers must be at least 1, got {workers}")
+    pool = training_pool("k-parity", executor, workers, cpus_per_run)
     settings = dict(PRESETS[preset])
     if max_steps is not None:
         settings["max_steps"] = int(max_steps)
@@ -155,12 +160,13 @@ def k_parity(
     ]
     return Task(
         dataset=MemoryDataset(samples),
-        solver=train_parity(workers),
+        solver=train_parity(pool),
         scorer=final_test_accuracy(),
         metadata={
             "harness_suite": "k-parity",
             "preset": preset,
             "settings": settings,
+            "training": pool.describe(),
             "reconstructed": "model shape, presets and MD loss normalisation are ours "
             "(specs/k-parity.md §4-6); the paper's code was not available",
         },

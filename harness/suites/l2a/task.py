@@ -32,7 +32,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from harness.errors import HarnessUsageError
 from harness.models.l2a.model import VARIANTS
 from harness.models.l2a.train import RecallRun
-from harness.suites.training_pool import run_training
+from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(seq_len=128, window=16, n_layer=2, d_model=64, n_head=4, steps=1200),
@@ -62,12 +62,12 @@ def _run(variant: str, lam: float, seed: int, settings: dict[str, Any]) -> dict[
 
 
 @solver
-def train_recall(workers: int = 1) -> Solver:
+def train_recall(pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the measurements go in the sample's metadata."""
 
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         m = state.metadata
-        result = await run_training(workers, _run, m["variant"], m["lam"], m["seed"],
+        result = await run_training(pool, _run, m["variant"], m["lam"], m["seed"],
                                     m["settings"])  # fmt: skip
         state.metadata["run"] = result
         state.output = ModelOutput.from_content(model="l2a", content=f"{result['accuracy']:.4f}")
@@ -126,6 +126,8 @@ def l2a_recall(
     lams: str | None = None,
     steps: int | None = None,
     workers: int = 1,
+    executor: str = "local",
+    cpus_per_run: int = 1,
 ) -> Task:
     """Key-value recall: one sample per (variant, λ′, seed) training run.
 
@@ -136,14 +138,19 @@ def l2a_recall(
         lams: λ′ values for l2a, comma-separated (default: the preset's).
         steps: Training steps, overriding the preset's.
         workers: Runs trained in parallel processes.
+        executor: local (a thread or `workers` processes) or ray (one Ray task per run, on
+            `RAY_ADDRESS`'s cluster or a local one).
+        cpus_per_run: ray: CPUs each run declares and trains with (its torch threads); runs
+            train on CPU, so they declare no GPU.
 
     """
     if preset not in PRESETS:
         raise HarnessUsageError(
             f"l2a-recall: unknown preset {preset!r}; presets: {', '.join(PRESETS)}"
         )
-    if seeds < 1 or workers < 1:
-        raise HarnessUsageError("l2a-recall: seeds and workers must be at least 1")
+    if seeds < 1:
+        raise HarnessUsageError("l2a-recall: seeds must be at least 1")
+    pool = training_pool("l2a-recall", executor, workers, cpus_per_run)
     settings = dict(PRESETS[preset])
     if steps is not None:
         if int(steps) < 1:
@@ -161,12 +168,13 @@ def l2a_recall(
     ]
     return Task(
         dataset=MemoryDataset(samples),
-        solver=train_recall(workers),
+        solver=train_recall(pool),
         scorer=recall_accuracy(),
         metadata={
             "harness_suite": "l2a-recall",
             "preset": preset,
             "settings": settings,
+            "training": pool.describe(),
             "reconstructed": RECONSTRUCTED,
         },  # fmt: skip
     )

@@ -29,7 +29,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.lokra.runs import FIT_TARGETS, RunSpec, run
-from harness.suites.training_pool import run_training
+from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 FIT_PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(d=64, r=8, kr_side=8, steps=1500, lr=2e-2, eval_every=100),
@@ -67,14 +67,14 @@ def _arms(lams: str) -> list[tuple[str, float]]:
 
 
 @solver
-def train_adapter(workers: int = 1) -> Solver:
+def train_adapter(pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         m = state.metadata
         spec = RunSpec(m["experiment"], m["method"], m["lam"], m["seed"], m["target"],
                        tuple(sorted(m["settings"].items())))  # fmt: skip
-        result = await run_training(workers, run, spec)
+        result = await run_training(pool, run, spec)
         state.metadata["run"] = result
         state.output = ModelOutput.from_content(model="lokra", content=f"{result['score']:.4f}")
         return state
@@ -102,15 +102,15 @@ def _task(
     preset: str,
     seeds: int,
     lams: str,
-    workers: int,
+    pool: TrainingPool,
     targets: list[str],
     overrides: dict[str, int | None],
 ) -> Task:
     presets = FIT_PRESETS if experiment == "fit" else TRANSFER_PRESETS
     if preset not in presets:
         raise HarnessUsageError(f"lokra: unknown preset {preset!r}; presets: quick, paper")
-    if seeds < 1 or workers < 1:
-        raise HarnessUsageError("lokra: seeds and workers must be at least 1")
+    if seeds < 1:
+        raise HarnessUsageError("lokra: seeds must be at least 1")
     settings = dict(presets[preset])
     for key, value in overrides.items():
         if value is not None:
@@ -137,13 +137,14 @@ def _task(
     ]
     return Task(
         dataset=MemoryDataset(samples),
-        solver=train_adapter(workers),
+        solver=train_adapter(pool),
         scorer=run_score(),
         metadata={
             "harness_suite": "lokra",
             "experiment": experiment,
             "preset": preset,
             "settings": settings,
+            "training": pool.describe(),
             "reconstructed": RECONSTRUCTED,
         },  # fmt: skip
     )
@@ -153,6 +154,7 @@ def _task(
 def lokra_fit(
     preset: str = "quick", seeds: int = 3, lams: str = LAMS, workers: int = 1,
     targets: str = ",".join(FIT_TARGETS), steps: int | None = None,
+    executor: str = "local", cpus_per_run: int = 1,
 ) -> Task:  # fmt: skip
     """Matrix fitting: one sample per (target, method, λ, seed); score = relative error.
 
@@ -163,19 +165,25 @@ def lokra_fit(
         workers: Runs trained in parallel processes.
         targets: Comma-separated targets: lowrank, flat, duplicated.
         steps: Adam steps per run, overriding the preset's.
+        executor: local (a thread or `workers` processes) or ray (one Ray task per run, on
+            `RAY_ADDRESS`'s cluster or a local one).
+        cpus_per_run: ray: CPUs each run declares and trains with (its torch threads); runs
+            train on CPU, so they declare no GPU.
 
     """
     chosen = [t.strip() for t in targets.split(",") if t.strip()]
     bad = sorted(set(chosen) - set(FIT_TARGETS))
     if bad or not chosen:
         raise HarnessUsageError(f"lokra: unknown target {bad}; targets: {', '.join(FIT_TARGETS)}")
-    return _task("fit", preset, seeds, lams, workers, chosen, {"steps": steps})
+    pool = training_pool("lokra", executor, workers, cpus_per_run)
+    return _task("fit", preset, seeds, lams, pool, chosen, {"steps": steps})
 
 
 @task
 def lokra_transfer(
     preset: str = "quick", seeds: int = 5, lams: str = LAMS, workers: int = 1,
     steps: int | None = None, pretrain_steps: int | None = None,
+    executor: str = "local", cpus_per_run: int = 1,
 ) -> Task:  # fmt: skip
     """Tiny transfer: one sample per (method, λ, seed); score = task-B test accuracy.
 
@@ -186,7 +194,12 @@ def lokra_transfer(
         workers: Runs trained in parallel processes.
         steps: Adaptation steps on task B, overriding the preset's.
         pretrain_steps: Task-A pretraining steps, overriding the preset's.
+        executor: local (a thread or `workers` processes) or ray (one Ray task per run, on
+            `RAY_ADDRESS`'s cluster or a local one).
+        cpus_per_run: ray: CPUs each run declares and trains with (its torch threads); runs
+            train on CPU, so they declare no GPU.
 
     """
     overrides = {"steps": steps, "pretrain_steps": pretrain_steps}
-    return _task("transfer", preset, seeds, lams, workers, ["gmm"], overrides)
+    pool = training_pool("lokra", executor, workers, cpus_per_run)
+    return _task("transfer", preset, seeds, lams, pool, ["gmm"], overrides)

@@ -26,7 +26,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.models.team.decode import VARIANTS
-from harness.suites.training_pool import run_training
+from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 PRESETS: dict[str, dict[str, Any]] = {
     # the spec's measured CPU setting (§6): d = 128, 4 layers, 16 experts top-2, L = 8
@@ -59,12 +59,39 @@ def _train_and_save(cfg) -> dict:
     return load_or_train(cfg)[1]
 
 
+def _train_and_ship(cfg) -> dict:
+    """Ray entry point: as `_train_and_save`, and the checkpoint's bytes come back.
+
+    The worker may be on another node, whose cache this process cannot read.
+    """
+    from harness.models.team.train import checkpoint_path, load_or_train
+
+    summary = load_or_train(cfg)[1]
+    return {"summary": summary, "checkpoint": checkpoint_path(cfg).read_bytes()}
+
+
+async def _train(cfg, pool: TrainingPool | int) -> dict:
+    """Train in the pool; a checkpoint from Ray is written to this process's cache if missing."""
+    from harness.models.team.train import checkpoint_path
+
+    if isinstance(pool, int) or pool.executor != "ray":
+        return await run_training(pool, _train_and_save, cfg)
+    shipped = await run_training(pool, _train_and_ship, cfg)
+    path = checkpoint_path(cfg)
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{id(shipped)}.tmp")
+        tmp.write_bytes(shipped["checkpoint"])
+        tmp.replace(path)  # atomic, as load_or_train's own save
+    return shipped["summary"]
+
+
 _models: dict[str, Any] = {}
 _lock = threading.Lock()
 _training: dict[tuple[str, int], asyncio.Future] = {}
 
 
-async def _model_for(cfg, workers: int):
+async def _model_for(cfg, pool: TrainingPool | int):
     """The trained model for a config: trained once (in the pool), then loaded once."""
     from harness.models.team.train import load_or_train
 
@@ -74,7 +101,7 @@ async def _model_for(cfg, workers: int):
     job = (key, id(asyncio.get_running_loop()))  # a future belongs to the loop that made it
     if job not in _training:
         log.info("team: training seed %d (%d steps), or loading its cache", cfg.seed, cfg.steps)
-        _training[job] = asyncio.ensure_future(run_training(workers, _train_and_save, cfg))
+        _training[job] = asyncio.ensure_future(_train(cfg, pool))
     summary = await _training[job]
     with _lock:
         if key not in _models:
@@ -83,7 +110,7 @@ async def _model_for(cfg, workers: int):
 
 
 @solver
-def decode_prompt(workers: int = 1) -> Solver:
+def decode_prompt(pool: TrainingPool | int = 1) -> Solver:
     """Decode the sample's prompt with its variant; counts go in the metadata."""
     from harness.models.team.decode import generate
     from harness.models.team.tasks import render
@@ -91,7 +118,7 @@ def decode_prompt(workers: int = 1) -> Solver:
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         m = state.metadata
         cfg = train_config(m["seed"], m["settings"])
-        model, summary = await _model_for(cfg, workers)
+        model, summary = await _model_for(cfg, pool)
         answer, stats = await asyncio.to_thread(
             generate, model, m["prompt"], VARIANTS[m["variant"]]
         )
@@ -128,6 +155,8 @@ def team(
     n_test: int | None = None,
     steps: int | None = None,
     workers: int = 1,
+    executor: str = "local",
+    cpus_per_run: int = 1,
 ) -> Task:
     """Vanilla block decoding against TEAM and its ablations on the tiny MoE.
 
@@ -139,6 +168,10 @@ def team(
         n_test: Test prompts per seed (reverse, sort and addition in turn).
         steps: Training steps, overriding the preset's.
         workers: Seeds trained in parallel processes.
+        executor: local (a thread or `workers` processes) or ray (one Ray task per run, on
+            `RAY_ADDRESS`'s cluster or a local one).
+        cpus_per_run: ray: CPUs each run declares and trains with (its torch threads); runs
+            train on CPU, so they declare no GPU.
 
     """
     from harness.models.team.tasks import eval_prompts
@@ -149,8 +182,9 @@ def team(
     bad = sorted(set(chosen) - set(VARIANTS))
     if bad or not chosen:
         raise HarnessUsageError(f"team: unknown variant {bad}; variants: {', '.join(VARIANTS)}")
-    if seeds < 1 or workers < 1:
-        raise HarnessUsageError("team: seeds and workers must be at least 1")
+    if seeds < 1:
+        raise HarnessUsageError("team: seeds must be at least 1")
+    pool = training_pool("team", executor, workers, cpus_per_run)
     settings = dict(PRESETS[preset])
     for key, value in (("n_test", n_test), ("steps", steps)):
         if value is not None:
@@ -170,12 +204,13 @@ def team(
                 ))  # fmt: skip
     return Task(
         dataset=MemoryDataset(samples),
-        solver=decode_prompt(workers),
+        solver=decode_prompt(pool),
         scorer=exact_match_ids(),
         metadata={
             "harness_suite": "team",
             "preset": preset,
             "settings": settings,
+            "training": pool.describe(),
             "reconstructed": RECONSTRUCTED,
         },  # fmt: skip
     )

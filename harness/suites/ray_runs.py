@@ -1,0 +1,141 @@
+"""Training runs as Ray tasks (`-T executor=ray`): a local cluster, or the one `RAY_ADDRESS` names.
+
+Each run is one task with the CPUs and GPUs its suite declares, and `max_retries` re-runs for a
+worker process or node that dies (an exception raised by the run itself is not retried: a
+training error is a result, not a fault). The run trains with as many torch threads as it
+declares CPUs.
+
+Without `RAY_ADDRESS` (and without a running cluster found by Ray), `ray.init()` starts a local
+cluster for this process and stops it at exit. That cluster binds to loopback only: Ray binds
+to the node's external address by default, so the harness sets Ray's own switch
+(`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`, which makes Ray use 127.0.0.1 as the node address)
+before Ray is imported. A real cluster's addresses are its administrator's.
+
+Progress: the task display shows a "Ray runs" counter (finished/submitted, retried), and each
+run's node, worker and seconds are in the sample's transcript.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from harness.errors import HarnessUsageError
+
+if TYPE_CHECKING:
+    from harness.suites.training_pool import TrainingPool
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+MISSING = "executor=ray needs Ray, an optional extra: pip install 'harness[ray]'"
+
+_lock = threading.Lock()
+_counts = {"submitted": 0, "finished": 0, "failed": 0}
+_remote: dict[tuple[int, float, int], Any] = {}
+
+
+def require_ray() -> Any:
+    """The `ray` module, else a one-line usage error naming the extra."""
+    local = not os.environ.get("RAY_ADDRESS")
+    imported = "ray" in sys.modules
+    if local:
+        # before the first import: Ray reads it once, and its local cluster then binds 127.0.0.1
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        raise HarnessUsageError(MISSING) from None
+    if local and imported:  # imported before us (a notebook): the same switch, read too late
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = False
+    return ray
+
+
+def connect() -> Any:
+    """Ray, initialised once per process: `RAY_ADDRESS`'s cluster, else a local one."""
+    ray = require_ray()
+    with _lock:
+        if not ray.is_initialized():
+            ray.init(
+                address=os.environ.get("RAY_ADDRESS") or None,
+                include_dashboard=False,
+                configure_logging=False,
+                log_to_driver=False,
+            )
+            atexit.register(ray.shutdown)
+            node = ray.util.get_node_ip_address()
+            if not os.environ.get("RAY_ADDRESS") and node not in ("127.0.0.1", "::1"):
+                log.warning("the local Ray cluster listens on %s, not loopback only", node)
+    return ray
+
+
+def ray_entry(fn: Callable[..., T], threads: int, args: tuple[Any, ...]) -> tuple[T, dict]:
+    """Runs in the Ray worker: fix torch's threads, train, and say where it ran."""
+    import socket
+
+    import ray
+    import torch
+
+    torch.set_num_threads(threads)
+    start = time.perf_counter()
+    result = fn(*args)
+    context = ray.get_runtime_context()
+    return result, {
+        "node": context.get_node_id()[:12],
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "train_seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def _remote_entry(ray: Any, pool: TrainingPool) -> Any:
+    key = (pool.cpus, pool.gpus, pool.retries)
+    with _lock:
+        if key not in _remote:
+            _remote[key] = ray.remote(
+                num_cpus=pool.cpus,
+                num_gpus=pool.gpus,
+                max_retries=pool.retries,
+                retry_exceptions=False,
+            )(ray_entry)
+        return _remote[key]
+
+
+def _show_progress() -> None:
+    from inspect_ai.util import display_counter
+
+    c = _counts
+    failed = f", {c['failed']} failed" if c["failed"] else ""
+    display_counter("Ray runs", f"{c['finished']}/{c['submitted']}{failed}")
+
+
+async def run_on_ray(
+    pool: TrainingPool, fn: Callable[..., T], args: tuple[Any, ...]
+) -> tuple[T, dict[str, Any]]:
+    """Submit `fn(*args)` as a Ray task and await it; cancelling the sample cancels the task."""
+    import asyncio
+
+    ray = connect()
+    ref = _remote_entry(ray, pool).remote(fn, pool.cpus, args)
+    _counts["submitted"] += 1
+    _show_progress()
+    try:
+        result, where = await asyncio.wrap_future(ref.future())
+    except asyncio.CancelledError:
+        ray.cancel(ref, force=True)
+        raise
+    except Exception:
+        _counts["failed"] += 1
+        _show_progress()
+        raise
+    _counts["finished"] += 1
+    _show_progress()
+    return result, {"executor": "ray", "cpus": pool.cpus, "gpus": pool.gpus, **where}
