@@ -13,7 +13,8 @@ from a thread that runs its own event loop. Answers are `answer="exact"` (defaul
 a prompt `A+B=` or `A-B=` the true result, except for one prompt in four (by a hash of its text),
 which gets the result plus one, so a fault-free score is about 0.75 and means something; any other
 prompt is echoed. `answer="tiny-arith"` generates with `local/tiny-arith` in the server's process
-instead.
+instead. With `delay_s`, every request waits that long before its answer or fault, as a busy
+server would, so a run lasts long enough to be interrupted.
 
 Each request is one attempt of one sample, the sample being named by a hash of its messages.
 Whether an attempt gets a fault, and which, is drawn from `(seed, sample, attempt number)`, so a
@@ -88,6 +89,7 @@ class FaultStats:
     faults: dict[str, int]  # faults injected, by kind (every kind present, 0 if none)
     outcomes: dict[str, tuple[str, ...]]  # per sample key: each attempt's fault kind or "ok"
     prompts: dict[str, str]  # per sample key: the text of its last user message
+    models: dict[str, int]  # requests per `model` field, as the client named the model
 
     def attempts(self) -> dict[str, int]:
         """Attempts per sample prompt."""
@@ -131,9 +133,12 @@ class FaultServer:
         hang_s: float = 60.0,
         slow_s: float = 0.5,
         retry_after_s: int = 1,
+        delay_s: float = 0.0,
     ) -> None:
         if answer not in ("exact", "tiny-arith"):
             raise ValueError(f"answer must be 'exact' or 'tiny-arith', got {answer!r}")
+        if delay_s < 0:
+            raise ValueError(f"delay_s must be at least 0, got {delay_s}")
         self.rates = rates
         self.seed = seed
         self.answer = answer
@@ -142,12 +147,14 @@ class FaultServer:
         self.hang_s = hang_s  # a hang lasts this long, or until the server stops
         self.slow_s = slow_s  # a slow stream takes this long in all
         self.retry_after_s = retry_after_s  # the Retry-After header's value
+        self.delay_s = delay_s  # every request waits this long before its answer or fault
         self.port = 0
         self._lock = threading.Lock()
         self._requests = 0
         self._faults: Counter[str] = Counter()
         self._outcomes: dict[str, list[str]] = {}
         self._prompts: dict[str, str] = {}
+        self._model_counts: Counter[str] = Counter()
         self._local: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -166,6 +173,7 @@ class FaultServer:
                 faults={k: self._faults[k] for k in KINDS},
                 outcomes={k: tuple(v) for k, v in self._outcomes.items()},
                 prompts=dict(self._prompts),
+                models=dict(self._model_counts),
             )
 
     def start(self) -> None:
@@ -219,10 +227,11 @@ class FaultServer:
         await self._runner.cleanup()
         self._loop.call_soon(self._loop.stop)
 
-    def _draw(self, key: str, prompt: str) -> str:
+    def _draw(self, key: str, prompt: str, model: str) -> str:
         """Record one attempt of sample `key` and return its fault kind, or "ok"."""
         with self._lock:
             self._requests += 1
+            self._model_counts[model] += 1
             attempt = len(self._outcomes.setdefault(key, []))
             self._prompts[key] = prompt
             kind = "ok"
@@ -254,7 +263,9 @@ class FaultServer:
         messages = body.get("messages") or []
         users = [m for m in messages if m.get("role") == "user"]
         prompt = _text(users[-1].get("content")) if users else ""
-        kind = self._draw(sample_key(messages), prompt)
+        kind = self._draw(sample_key(messages), prompt, str(body.get("model", "")))
+        if self.delay_s > 0:
+            await asyncio.sleep(self.delay_s)
         if kind in ("rate_limit_retry_after", "rate_limit"):
             headers = {"Retry-After": str(self.retry_after_s)} if kind.endswith("after") else {}
             return _error(429, "rate limited (injected)", headers)
