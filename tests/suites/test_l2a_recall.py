@@ -169,3 +169,10 @@ def test_queries_task_renders_prompts_and_targets():
     s = t.dataset[0]
     assert len(s.input.split()) == 64 and len(s.target.split()) == 8
     assert all(w.startswith("v") for w in s.target.split())
+
+
+def test_the_task_names_the_models_variants_in_their_order():
+    from harness.models.l2a.model import VARIANTS as MODEL_VARIANTS
+    from harness.suites.l2a.task import VARIANTS
+
+    assert VARIANTS == MODEL_VARIANTS

@@ -173,3 +173,10 @@ def test_report_intervals_cover(seeds, prompts):
 def test_bad_arguments_are_usage_errors(kwargs, message):
     with pytest.raises(HarnessUsageError, match=message):
         team(**kwargs)
+
+
+def test_the_task_names_the_decoders_variants_in_their_order():
+    from harness.models.team.decode import VARIANTS as RULES
+    from harness.suites.team.task import VARIANTS
+
+    assert VARIANTS == tuple(RULES)

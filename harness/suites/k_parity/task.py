@@ -17,7 +17,7 @@ Presets (settings from specs/k-parity.md §6, measured on 2 CPU cores):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -26,9 +26,13 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
-from harness.suites.k_parity.schedules import make_schedule
-from harness.suites.k_parity.train import RunConfig, train_run_dict
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
+
+if TYPE_CHECKING:
+    from harness.suites.k_parity.train import RunConfig
+
+# the training modules (torch, scipy) are imported where a run is configured, not here: every
+# inspect command imports this module through the harness's entry point
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(n=12, k=3, n_train=1000, n_test=2000, d_model=32, n_layer=2, batch_size=256,
@@ -49,6 +53,9 @@ ARMS = ("ar", "ar-all-tokens", "md-optimal", "md-fixed", "md-uniform", "md-unifo
 
 def arm_config(arm: str, seed: int, settings: dict[str, Any]) -> RunConfig:
     """The run configuration of an arm and seed under a preset's settings."""
+    from harness.suites.k_parity.schedules import make_schedule
+    from harness.suites.k_parity.train import RunConfig
+
     k = settings["k"]
     if arm == "ar":
         return RunConfig("ar", None, seed, **settings)
@@ -70,6 +77,8 @@ def train_parity(pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        from harness.suites.k_parity.train import train_run_dict
+
         cfg = arm_config(state.metadata["arm"], state.metadata["seed"], state.metadata["settings"])
         result = await run_training(pool, train_run_dict, cfg)
         state.metadata["run"] = result

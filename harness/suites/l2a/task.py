@@ -21,7 +21,7 @@ read it, by default `local/l2a-recall`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -30,9 +30,14 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from harness.errors import HarnessUsageError
-from harness.models.l2a.model import VARIANTS
-from harness.models.l2a.train import RecallRun
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
+
+if TYPE_CHECKING:
+    from harness.models.l2a.train import RecallRun
+
+# harness.models.l2a.model.VARIANTS (tests/suites/test_l2a_recall.py checks); named here so that
+# importing the task (every inspect command does) does not import torch
+VARIANTS = ("full", "swa", "l2a")
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(seq_len=128, window=16, n_layer=2, d_model=64, n_head=4, steps=1200),
@@ -51,6 +56,8 @@ RECONSTRUCTED = (
 
 def run_spec(variant: str, lam: float, seed: int, settings: dict[str, Any]) -> RecallRun:
     """The RecallRun of one sample."""
+    from harness.models.l2a.train import RecallRun
+
     return RecallRun(variant=variant, lam=lam, seed=seed, **settings)
 
 

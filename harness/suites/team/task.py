@@ -25,9 +25,11 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
-from harness.models.team.decode import VARIANTS
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
+# harness.models.team.decode.VARIANTS's names, in its order (tests/suites/test_team.py checks);
+# named here so that importing the task (every inspect command does) does not import torch
+VARIANTS = ("vanilla", "team", "no_speculation", "no_caching", "no_limited")
 PRESETS: dict[str, dict[str, Any]] = {
     # the spec's measured CPU setting (§6): d = 128, 4 layers, 16 experts top-2, L = 8
     "quick": dict(steps=2400, d_model=128, n_layer=4, n_expert=16, d_expert=128, n_test=300),
@@ -112,6 +114,7 @@ async def _model_for(cfg, pool: TrainingPool | int):
 @solver
 def decode_prompt(pool: TrainingPool | int = 1) -> Solver:
     """Decode the sample's prompt with its variant; counts go in the metadata."""
+    from harness.models.team.decode import VARIANTS as RULES
     from harness.models.team.decode import generate
     from harness.models.team.tasks import render
 
@@ -119,9 +122,7 @@ def decode_prompt(pool: TrainingPool | int = 1) -> Solver:
         m = state.metadata
         cfg = train_config(m["seed"], m["settings"])
         model, summary = await _model_for(cfg, pool)
-        answer, stats = await asyncio.to_thread(
-            generate, model, m["prompt"], VARIANTS[m["variant"]]
-        )
+        answer, stats = await asyncio.to_thread(generate, model, m["prompt"], RULES[m["variant"]])
         state.metadata["decode"] = stats.summary()
         state.metadata["answer_ids"] = answer
         state.metadata["training"] = summary
