@@ -18,6 +18,7 @@ run's node, worker and seconds are in the sample's transcript.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import sys
@@ -60,16 +61,32 @@ def require_ray() -> Any:
 
 
 def connect() -> Any:
-    """Ray, initialised once per process: `RAY_ADDRESS`'s cluster, else a local one."""
+    """Ray, initialised once per process: `RAY_ADDRESS`'s cluster, else a local one.
+
+    Called when a task that trains on Ray is made, before inspect's display starts: `ray.init`
+    blocks for seconds, and it enables `faulthandler` on `sys.stderr`, which fails under
+    inspect's full-screen display (its stderr has no file descriptor), so the real streams are
+    put back around it in any case. A cluster that cannot be reached is a usage error.
+    """
     ray = require_ray()
+    address = os.environ.get("RAY_ADDRESS") or None
     with _lock:
         if not ray.is_initialized():
-            ray.init(
-                address=os.environ.get("RAY_ADDRESS") or None,
-                include_dashboard=False,
-                configure_logging=False,
-                log_to_driver=False,
-            )
+            streams = (sys.__stdout__ or sys.stdout, sys.__stderr__ or sys.stderr)
+            try:
+                with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
+                    ray.init(
+                        address=address,
+                        include_dashboard=False,
+                        configure_logging=False,
+                        log_to_driver=False,
+                    )
+            except (ConnectionError, RuntimeError, ValueError) as ex:
+                where = f"RAY_ADDRESS={address}" if address else "a local cluster"
+                first = str(ex).strip().splitlines()[0] if str(ex).strip() else type(ex).__name__
+                raise HarnessUsageError(
+                    f"executor=ray: cannot start or reach {where}: {first}"
+                ) from None
             atexit.register(ray.shutdown)
             node = ray.util.get_node_ip_address()
             if not os.environ.get("RAY_ADDRESS") and node not in ("127.0.0.1", "::1"):

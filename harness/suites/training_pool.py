@@ -53,7 +53,8 @@ def training_pool(
 ) -> TrainingPool:
     """A checked pool for a suite's task arguments; a usage error names the bad one.
 
-    `executor=ray` fails here, before anything runs, when Ray is not installed.
+    `executor=ray` starts or joins the Ray cluster here, and fails before anything runs when Ray
+    is not installed or the cluster cannot be reached.
     """
     if executor not in EXECUTORS:
         raise HarnessUsageError(
@@ -69,9 +70,9 @@ def training_pool(
             f"the cluster's CPUs allow, cpus_per_run each"
         )
     if executor == "ray":
-        from harness.suites.ray_runs import require_ray
+        from harness.suites.ray_runs import connect
 
-        require_ray()
+        connect()  # now, before the display starts: no Ray or no cluster is a usage error
     return TrainingPool(executor, int(workers), int(cpus_per_run), float(gpus))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import io
 import ipaddress
 import os
 import sys
@@ -181,3 +182,37 @@ def test_without_ray_the_error_is_one_line_naming_the_extra(monkeypatch, tmp_pat
     message = result.output.strip()
     assert "pip install 'harness[ray]'" in message and len(message.splitlines()) == 1, message
     assert not list(tmp_path.glob("*.eval"))  # refused before anything ran
+
+
+class _NoDescriptor(io.StringIO):
+    """A stream as inspect's full-screen display leaves sys.stderr: no file descriptor."""
+
+    def fileno(self) -> int:
+        return -1
+
+
+def test_ray_init_gets_the_real_streams_and_its_failure_is_one_line(worker_cache, monkeypatch):
+    # under inspect's full-screen display `ray.init` failed every sample: it enables
+    # faulthandler on sys.stderr, whose fileno() is not a descriptor there (found in a terminal)
+    import ray
+
+    from harness.suites import ray_runs
+
+    seen = []
+
+    def init(**kwargs):
+        seen.append((sys.stdout, sys.stderr))
+        raise ConnectionError("Could not find any running Ray instance.\nsecond line")
+
+    monkeypatch.setattr(sys, "stdout", _NoDescriptor())
+    monkeypatch.setattr(sys, "stderr", _NoDescriptor())
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.9:6379")
+    with pytest.raises(HarnessUsageError) as ex:
+        ray_runs.connect()
+    assert seen == [(sys.__stdout__, sys.__stderr__)]
+    assert str(ex.value) == (
+        "executor=ray: cannot start or reach RAY_ADDRESS=10.0.0.9:6379: "
+        "Could not find any running Ray instance."
+    )
