@@ -21,6 +21,7 @@ import atexit
 import contextlib
 import logging
 import os
+import socket
 import sys
 import threading
 import time
@@ -72,6 +73,8 @@ def connect() -> Any:
     address = os.environ.get("RAY_ADDRESS") or None
     with _lock:
         if not ray.is_initialized():
+            if address:
+                _check_reachable(address)
             streams = (sys.__stdout__ or sys.stdout, sys.__stderr__ or sys.stderr)
             try:
                 with contextlib.redirect_stdout(streams[0]), contextlib.redirect_stderr(streams[1]):
@@ -94,10 +97,25 @@ def connect() -> Any:
     return ray
 
 
+def _check_reachable(address: str, timeout: float = 10.0) -> None:
+    """A usage error unless `host:port` accepts a connection.
+
+    Ray itself retries an unreachable head for ever (measured: a warning every 5 s, for minutes).
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or address.startswith(("ray://", "auto")):
+        return  # "auto", a Ray client address or another form: Ray's to judge
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as ex:
+        raise HarnessUsageError(
+            f"executor=ray: cannot reach RAY_ADDRESS={address}: {ex.strerror or ex}; start the "
+            f"head with `ray start --head`, or unset RAY_ADDRESS for a local cluster"
+        ) from None
+
+
 def ray_entry(fn: Callable[..., T], threads: int, args: tuple[Any, ...]) -> tuple[T, dict]:
     """Runs in the Ray worker: fix torch's threads, train, and say where it ran."""
-    import socket
-
     import ray
     import torch
 

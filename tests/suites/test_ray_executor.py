@@ -216,3 +216,21 @@ def test_ray_init_gets_the_real_streams_and_its_failure_is_one_line(worker_cache
         "executor=ray: cannot start or reach RAY_ADDRESS=10.0.0.9:6379: "
         "Could not find any running Ray instance."
     )
+
+
+def test_an_unreachable_ray_address_is_refused_at_once(worker_cache, monkeypatch):
+    # Ray itself retries an unreachable head for ever; the harness checks the port first
+    import socket
+
+    import ray
+
+    from harness.suites import ray_runs
+
+    with socket.socket() as sock:  # a loopback port that nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: pytest.fail("ray.init was reached"))
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    with pytest.raises(HarnessUsageError, match=f"cannot reach RAY_ADDRESS=127.0.0.1:{port}: "):
+        ray_runs.connect()
