@@ -97,6 +97,28 @@ def connect() -> Any:
     return ray
 
 
+def check_fits(suite: str, cpus: int, gpus: float) -> None:
+    """A usage error unless some live node has the CPUs and GPUs one run declares.
+
+    Ray keeps a task that no node can hold waiting for ever (an autoscaler might add one); the
+    harness does not drive an autoscaler, so it refuses the run instead.
+    """
+    ray = connect()
+    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    most_cpus = max((r.get("CPU", 0.0) for r in nodes), default=0.0)
+    most_gpus = max((r.get("GPU", 0.0) for r in nodes), default=0.0)
+    if cpus > most_cpus:
+        raise HarnessUsageError(
+            f"{suite}: cpus_per_run={cpus}, but the largest node of the Ray cluster has "
+            f"{most_cpus:g} CPUs; give at most that"
+        )
+    if gpus > most_gpus:
+        raise HarnessUsageError(
+            f"{suite}: a run declares {gpus:g} GPUs, but the largest node of the Ray cluster "
+            f"has {most_gpus:g}"
+        )
+
+
 def _check_reachable(address: str, timeout: float = 10.0) -> None:
     """A usage error unless `host:port` accepts a connection.
 

@@ -70,9 +70,11 @@ def training_pool(
             f"the cluster's CPUs allow, cpus_per_run each"
         )
     if executor == "ray":
-        from harness.suites.ray_runs import connect
+        from harness.suites.ray_runs import check_fits
 
-        connect()  # now, before the display starts: no Ray or no cluster is a usage error
+        # now, before the display starts: no Ray, no cluster, or no node that can hold a run is
+        # a usage error
+        check_fits(suite, int(cpus_per_run), float(gpus))
     return TrainingPool(executor, int(workers), int(cpus_per_run), float(gpus))
 
 

@@ -174,6 +174,14 @@ def test_bad_executor_arguments_are_usage_errors():
         training_pool("k-parity", "ray", cpus_per_run=0)
 
 
+def test_a_run_no_node_can_hold_is_refused_not_left_waiting(worker_cache):
+    # Ray would keep an infeasible task pending for ever
+    with pytest.raises(HarnessUsageError, match="cpus_per_run=4096, but the largest node"):
+        training_pool("k-parity", "ray", cpus_per_run=4096)
+    with pytest.raises(HarnessUsageError, match="declares 4096 GPUs, but the largest node"):
+        training_pool("k-parity", "ray", gpus=4096)
+
+
 def test_without_ray_the_error_is_one_line_naming_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
     args = ["eval", "--suite", "k-parity", "-T", "executor=ray", "--log-dir", str(tmp_path)]
