@@ -43,6 +43,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from harness.testing.loopback import LoopbackThread
+
 
 @dataclass(frozen=True)
 class FaultRates:
@@ -156,8 +158,7 @@ class FaultServer:
         self._prompts: dict[str, str] = {}
         self._model_counts: Counter[str] = Counter()
         self._local: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackThread | None = None
         self._stopping: asyncio.Event | None = None
 
     @property
@@ -182,50 +183,31 @@ class FaultServer:
             from harness.models.local import LocalTorchAPI
 
             self._local = LocalTorchAPI("tiny-arith")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        ready = threading.Event()
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._serve, args=(sock, ready), name="fault-server", daemon=True
-        )
-        self._thread.start()
-        if not ready.wait(30):
-            raise RuntimeError("the fault server did not start within 30 s")
+        self._server = LoopbackThread(self._app, "fault server")
+        self._server.start()
+        self.port = self._server.port
 
     def stop(self) -> None:
         """End hangs, close the server and join its thread."""
-        if self._loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(30)
-        self._thread.join(30)
-        self._loop = self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
-    def _serve(self, sock: socket.socket, ready: threading.Event) -> None:
-        assert self._loop is not None
-        asyncio.set_event_loop(self._loop)
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
 
-        async def setup() -> None:
+        async def startup(app: web.Application) -> None:
             self._stopping = asyncio.Event()
-            await self._runner.setup()
-            await web.SockSite(self._runner, sock).start()
 
-        self._loop.run_until_complete(setup())
-        ready.set()
-        self._loop.run_forever()
-        self._loop.close()
+        async def end_hangs(app: web.Application) -> None:
+            assert self._stopping is not None
+            self._stopping.set()
 
-    async def _shutdown(self) -> None:
-        assert self._stopping is not None and self._loop is not None
-        self._stopping.set()
-        await self._runner.cleanup()
-        self._loop.call_soon(self._loop.stop)
+        app.on_startup.append(startup)
+        app.on_shutdown.append(end_hangs)
+        return app
 
     def _draw(self, key: str, prompt: str, model: str) -> str:
         """Record one attempt of sample `key` and return its fault kind, or "ok"."""

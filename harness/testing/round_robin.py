@@ -18,16 +18,16 @@ a router made for vLLM, which also take a node out of turn when it fails.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
-import socket
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
 import aiohttp
 from aiohttp import web
+
+from harness.testing.loopback import LoopbackThread
 
 _REQUEST_HEADERS = ("Authorization", "Content-Type", "Accept")
 _RESPONSE_HEADERS = ("Content-Type", "Retry-After")
@@ -44,8 +44,7 @@ class RoundRobin:
         self._turn = itertools.cycle(self.upstreams)
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._server: LoopbackThread | None = None
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -60,49 +59,30 @@ class RoundRobin:
 
     def start(self) -> None:
         """Bind to a free loopback port and serve from a new thread."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        self._loop = asyncio.new_event_loop()
-        app = web.Application()
-        app.router.add_route("*", "/v1/{tail:.*}", self._forward)
-        runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
-
-        async def setup() -> None:
-            self._session = aiohttp.ClientSession()
-            await runner.setup()
-            await web.SockSite(runner, sock).start()
-
-        async def shutdown() -> None:
-            await runner.cleanup()
-            if self._session is not None:
-                await self._session.close()
-
-        self._shutdown = shutdown
-        ready = threading.Event()
-
-        def serve() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(setup())
-            ready.set()
-            self._loop.run_forever()
-            self._loop.close()
-
-        self._thread = threading.Thread(target=serve, name="round-robin", daemon=True)
-        self._thread.start()
-        if not ready.wait(30):
-            raise RuntimeError("the round-robin proxy did not start within 30 s")
+        self._server = LoopbackThread(self._app, "round-robin proxy")
+        self._server.start()
+        self.port = self._server.port
 
     def stop(self) -> None:
         """Close the proxy and join its thread."""
-        if self._loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(30)
-        self._loop = self._thread = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def _app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_route("*", "/v1/{tail:.*}", self._forward)
+
+        async def open_session(app: web.Application) -> None:
+            self._session = aiohttp.ClientSession()
+
+        async def close_session(app: web.Application) -> None:
+            if self._session is not None:
+                await self._session.close()
+
+        app.on_startup.append(open_session)
+        app.on_cleanup.append(close_session)
+        return app
 
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         with self._lock:
