@@ -11,7 +11,7 @@ to the node's external address by default, so the harness sets Ray's own switch
 (`RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`, which makes Ray use 127.0.0.1 as the node address)
 before Ray is imported. A real cluster's addresses are its administrator's.
 
-Progress: the task display shows a "Ray runs" counter (finished/submitted, retried), and each
+Progress: the task display shows a "Ray runs" counter (finished/submitted, and failed), and each
 run's node, worker and seconds are in the sample's transcript.
 """
 
