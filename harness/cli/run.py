@@ -241,7 +241,7 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
         metadata={"harness_suite": suite.name, **({"harness_methods": methods} if methods else {})},
         # the realtime event buffer costs ~25% of inspect's per-sample time on 2 cores (measured
         # with scripted/, 500 samples: 8.3 s vs 6.3 s); resume after SIGKILL works without it,
-        # from the samples already flushed to the .eval file (tests/test_resume.py)
+        # from the samples already flushed to the .eval file (tests/api/test_resume_faults.py)
         log_realtime=False,
     )
     rows: list[SummaryRow] = []
