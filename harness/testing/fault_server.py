@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 from aiohttp import web
 
-from harness.testing.loopback import LoopbackThread
+from harness.testing.loopback import LoopbackServer
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,10 @@ def exact_answer(prompt: str) -> str:
     return str(value + 1 if wrong else value)
 
 
-class FaultServer:
+class FaultServer(LoopbackServer):
     """The server; use `fault_server(...)` to start and stop it around a block."""
+
+    name = "fault server"
 
     def __init__(
         self,
@@ -141,6 +143,7 @@ class FaultServer:
             raise ValueError(f"answer must be 'exact' or 'tiny-arith', got {answer!r}")
         if delay_s < 0:
             raise ValueError(f"delay_s must be at least 0, got {delay_s}")
+        super().__init__()
         self.rates = rates
         self.seed = seed
         self.answer = answer
@@ -150,7 +153,6 @@ class FaultServer:
         self.slow_s = slow_s  # a slow stream takes this long in all
         self.retry_after_s = retry_after_s  # the Retry-After header's value
         self.delay_s = delay_s  # every request waits this long before its answer or fault
-        self.port = 0
         self._lock = threading.Lock()
         self._requests = 0
         self._faults: Counter[str] = Counter()
@@ -158,13 +160,7 @@ class FaultServer:
         self._prompts: dict[str, str] = {}
         self._model_counts: Counter[str] = Counter()
         self._local: Any = None
-        self._server: LoopbackThread | None = None
         self._stopping: asyncio.Event | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The base URL to give a client: `http://127.0.0.1:PORT/v1`."""
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def stats(self) -> FaultStats:
         """A snapshot of the counts so far."""
@@ -178,20 +174,12 @@ class FaultServer:
             )
 
     def start(self) -> None:
-        """Bind to a free loopback port and serve from a new thread."""
+        """Load the answering model if any, then serve (`stop()` ends hangs first)."""
         if self.answer == "tiny-arith":
             from harness.models.local import LocalTorchAPI
 
             self._local = LocalTorchAPI("tiny-arith")
-        self._server = LoopbackThread(self._app, "fault server")
-        self._server.start()
-        self.port = self._server.port
-
-    def stop(self) -> None:
-        """End hangs, close the server and join its thread."""
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
+        super().start()
 
     def _app(self) -> web.Application:
         app = web.Application()

@@ -1,9 +1,10 @@
 """An aiohttp application served on a free 127.0.0.1 port by its own thread and event loop.
 
 The test servers (`fault_server`, `round_robin`) run beside code that blocks (a `harness eval`
-in the test's thread), so each gets a thread of its own. Their per-loop state goes in the
-application's `on_startup`, `on_shutdown` (ending long requests: it runs before the handlers are
-waited for) and `on_cleanup` hooks, which run in the server's loop.
+in the test's thread), so each gets a thread of its own: they subclass `LoopbackServer` and
+make their application in `_app()`. Their per-loop state goes in the application's
+`on_startup`, `on_shutdown` (ending long requests: it runs before the handlers are waited for)
+and `on_cleanup` hooks, which run in the server's loop.
 """
 
 from __future__ import annotations
@@ -11,21 +12,28 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Callable
 
 from aiohttp import web
 
 
-class LoopbackThread:
-    """Serves `make_app()` on 127.0.0.1; `start()`, then `stop()`."""
+class LoopbackServer:
+    """Serves `self._app()` on 127.0.0.1; `start()`, then `stop()`."""
 
-    def __init__(self, make_app: Callable[[], web.Application], name: str) -> None:
-        self._make_app = make_app
-        self._name = name
+    name = "loopback server"
+
+    def __init__(self) -> None:
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The base URL to give a client: `http://127.0.0.1:PORT/v1`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _app(self) -> web.Application:
+        raise NotImplementedError
 
     def start(self) -> None:
         """Bind a free loopback port and serve from a new thread; wait until it serves."""
@@ -36,11 +44,11 @@ class LoopbackThread:
         self._loop = asyncio.new_event_loop()
         ready = threading.Event()
         self._thread = threading.Thread(
-            target=self._serve, args=(sock, ready), name=self._name, daemon=True
+            target=self._serve, args=(sock, ready), name=self.name, daemon=True
         )
         self._thread.start()
         if not ready.wait(30):
-            raise RuntimeError(f"the {self._name} did not start within 30 s")
+            raise RuntimeError(f"the {self.name} did not start within 30 s")
 
     def stop(self) -> None:
         """Run the app's shutdown and cleanup hooks, close the server and join its thread."""
@@ -53,7 +61,7 @@ class LoopbackThread:
     def _serve(self, sock: socket.socket, ready: threading.Event) -> None:
         assert self._loop is not None
         asyncio.set_event_loop(self._loop)
-        self._runner = web.AppRunner(self._make_app(), access_log=None, handler_cancellation=True)
+        self._runner = web.AppRunner(self._app(), access_log=None, handler_cancellation=True)
 
         async def setup() -> None:
             assert self._runner is not None

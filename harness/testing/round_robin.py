@@ -27,47 +27,31 @@ from collections.abc import Iterator, Sequence
 import aiohttp
 from aiohttp import web
 
-from harness.testing.loopback import LoopbackThread
+from harness.testing.loopback import LoopbackServer
 
 _REQUEST_HEADERS = ("Authorization", "Content-Type", "Accept")
 _RESPONSE_HEADERS = ("Content-Type", "Retry-After")
 
 
-class RoundRobin:
+class RoundRobin(LoopbackServer):
     """The proxy; use `round_robin(...)` to start and stop it around a block."""
+
+    name = "round-robin proxy"
 
     def __init__(self, upstreams: Sequence[str]) -> None:
         if not upstreams:
             raise ValueError("round_robin needs at least one upstream base URL")
+        super().__init__()
         self.upstreams = [u.rstrip("/") for u in upstreams]  # base URLs ending in /v1
-        self.port = 0
         self._turn = itertools.cycle(self.upstreams)
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
-        self._server: LoopbackThread | None = None
         self._session: aiohttp.ClientSession | None = None
-
-    @property
-    def base_url(self) -> str:
-        """The base URL to give a client: `http://127.0.0.1:PORT/v1`."""
-        return f"http://127.0.0.1:{self.port}/v1"
 
     def counts(self) -> dict[str, int]:
         """Requests forwarded so far, per upstream (every upstream present, 0 if none)."""
         with self._lock:
             return {u: self._counts[u] for u in self.upstreams}
-
-    def start(self) -> None:
-        """Bind to a free loopback port and serve from a new thread."""
-        self._server = LoopbackThread(self._app, "round-robin proxy")
-        self._server.start()
-        self.port = self._server.port
-
-    def stop(self) -> None:
-        """Close the proxy and join its thread."""
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
 
     def _app(self) -> web.Application:
         app = web.Application()
