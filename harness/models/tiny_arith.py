@@ -51,14 +51,17 @@ class TinyArithConfig:
             raise ValueError("n_embd must be a multiple of n_head")
 
 
-def build_tokenizer():  # -> PreTrainedTokenizerFast
-    """A character-level fast tokenizer over digits, the operators and spaces."""
+def char_tokenizer(chars: str, split: str = "."):  # -> PreTrainedTokenizerFast
+    """A character-level fast tokenizer over `chars`, with PAD, EOS and UNK and a plain template.
+
+    `split` is the pre-tokenizer's pattern for one character ("." leaves a newline unmatched).
+    """
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    vocab = {PAD: 0, EOS: 1, UNK: 2} | {c: i + 3 for i, c in enumerate(CHARS)}
+    vocab = {PAD: 0, EOS: 1, UNK: 2} | {c: i + 3 for i, c in enumerate(chars)}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    core.pre_tokenizer = pre_tokenizers.Split(Regex(split), behavior="isolated")
     core.decoder = decoders.Fuse()
     tok = PreTrainedTokenizerFast(
         tokenizer_object=core, pad_token=PAD, eos_token=EOS, unk_token=UNK
@@ -66,6 +69,11 @@ def build_tokenizer():  # -> PreTrainedTokenizerFast
     tok.chat_template = CHAT_TEMPLATE
     tok.padding_side = "left"
     return tok
+
+
+def build_tokenizer():  # -> PreTrainedTokenizerFast
+    """A character-level fast tokenizer over digits, the operators and spaces."""
+    return char_tokenizer(CHARS)
 
 
 def _batch(rng: random.Random, cfg: TinyArithConfig, max_len: int):

@@ -29,8 +29,7 @@ from harness.paths import cache_dir
 from harness.suites.posttrainbench.benchmarks import BENCHMARKS, rows, splits
 
 CHARS = string.printable[:95] + "\n"  # printable ASCII (space included) and newline
-PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"
-CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+CHAT_TEMPLATE = "{% for m in messages %}{{ m['content'] }}{% endfor %}"  # char_tokenizer's
 _WORDS = "the a one two red blue cat dog sun box tree ran saw took made with from over".split()
 
 
@@ -58,19 +57,9 @@ class TinyConfig:
 
 def build_tokenizer():  # -> PreTrainedTokenizerFast
     """A character-level fast tokenizer over printable ASCII and newline."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    from harness.models.tiny_arith import char_tokenizer
 
-    vocab = {PAD: 0, EOS: 1, UNK: 2} | {c: i + 3 for i, c in enumerate(CHARS)}
-    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
-    core.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
-    core.decoder = decoders.Fuse()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=core, pad_token=PAD, eos_token=EOS, unk_token=UNK
-    )
-    tok.chat_template = CHAT_TEMPLATE
-    tok.padding_side = "left"
-    return tok
+    return char_tokenizer(CHARS, r"[\s\S]")
 
 
 def _word(rng: random.Random) -> str:
