@@ -132,6 +132,10 @@ def sign_flip_interval(
     means = subset_means(x)  # (2**n - 1,)
     ordered = np.partition(means, (k - 1, total - k - 1))
     low, high = float(ordered[k - 1]), float(ordered[total - k - 1])
+    # A bound within rounding of 0 is 0: a subset mean of values that sum to 0 exactly comes
+    # out as 1e-17, which would exclude 0 where the test (which counts such ties) keeps it.
+    rounding = 4 * n * np.finfo(float).eps * float(np.abs(x).max())
+    low, high = (0.0 if abs(v) <= rounding else v for v in (low, high))
     attained = 1 - 2 * k / total
     return Interval(estimate, low, high, attained, _label(name, attained, confidence), n)
 

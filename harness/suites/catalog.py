@@ -1,6 +1,7 @@
 """The suites `harness eval --suite NAME` knows: their tasks, what they measure, and their parts.
 
-This is the one place that names suites. Everything else asks the catalog: `harness report`
+This is the one place that names suites, and where each declares its experimental design
+(`Suite.design`: unit, cluster, score type, settings), which every comparison reads. Everything else asks the catalog: `harness report`
 renders a suite's `section`, `harness validate` runs its `validate`, and a suite whose section
 is its table (`own_table`) gets no row in the generic score table.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessUsageError
+from harness.stats.design import Design
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -32,6 +34,7 @@ class Suite:
     own_table: bool = False  # its section is its table: no generic score row, no pairs
     validate: str | None = None  # `module:NAME` of `(data_dir, timeout) -> rows`, if any
     commands: str | None = None  # `module:NAME` of a click group, run as `harness <suite name>`
+    design: Design = Design()  # unit, cluster, score type and settings (harness.stats.design)
 
     @property
     def task_names(self) -> tuple[str, ...]:
@@ -65,11 +68,13 @@ def all_suites() -> dict[str, Suite]:
             "arith",
             (f"{arith}:arith",),
             "exact-match multi-digit addition and subtraction (seeded)",
+            design=Design("problem", "binary"),
         ),
         Suite(
             "aime",
             (f"{aime}:aime2024", f"{aime}:aime2025"),
             "competition-math integer answers, AIME 2024/2025",
+            design=Design("problem", "binary"),
         ),
         Suite(
             "k-parity",
@@ -78,6 +83,7 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.k_parity.section:SECTION",
             own_table=True,
+            design=Design("seed", "bounded", family="the pairs of arms of one log, per metric"),
         ),
         Suite(
             "lokra",
@@ -86,6 +92,7 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.lokra.section:SECTION",
             own_table=True,
+            design=Design("seed", "unbounded", family="the arms of one target against LoRA"),
         ),
         Suite(
             "team",
@@ -94,12 +101,16 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.team.section:SECTION",
             own_table=True,
+            design=Design(
+                "item", "binary", cluster="seed", family="the variants of one log against vanilla"
+            ),  # fmt: skip
         ),
         Suite(
             "swe-rebench",
             (f"{swe}:swe_rebench",),
             "SWE-rebench V2 repository tasks: a candidate diff and hidden tests, run in bwrap",
             validate="harness.suites.swe_rebench.validate:validate_tasks",
+            design=Design("instance", "binary"),
         ),
         Suite(
             "l2a-recall",
@@ -108,6 +119,7 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.l2a.section:SECTION",
             own_table=True,
+            design=Design("seed", "unbounded", family="each variant against full global"),
         ),
         Suite(
             "mas-prove",
@@ -115,6 +127,12 @@ def all_suites() -> dict[str, Suite]:
             "process verification in multi-agent patterns: verifier x granularity x context",
             default_model="local/tiny-arith",
             section="harness.suites.mas_prove.section:SECTION",
+            design=Design(
+                "item",
+                "binary",
+                cluster="mp_problem",
+                family="the verified configurations of one log against their baseline",
+            ),  # fmt: skip
         ),
         Suite(
             "iwg",
@@ -123,12 +141,14 @@ def all_suites() -> dict[str, Suite]:
             default_model="iwg/perfect",
             section=f"{iwg}.section:SECTION",
             commands=f"{iwg}.cli:iwg",
+            design=Design("instance", "bounded", family="the pairs of models, per metric"),
         ),
         Suite(
             "l2a-queries",
             (f"{l2a}:l2a_queries",),
             "key-value recall prompts for a model that reads them (default local/l2a-recall)",
             default_model="local/l2a-recall",
+            design=Design("item", "binary"),
         ),
         Suite(
             "posttrainbench",
@@ -137,6 +157,7 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.posttrainbench.section:SECTION",
             own_table=True,
+            design=Design("item", "binary", family="each run against the base model"),
         ),
     ]
     return {s.name: s for s in suites}
