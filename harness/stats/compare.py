@@ -279,7 +279,7 @@ def pair_dict(p: PairEstimate) -> dict[str, Any]:
 
 
 def clean_json(value: Any) -> Any:
-    """nan and inf become None, tuples lists, recursively: what `json.dumps` can write strictly."""
+    """Data `json.dumps` can write strictly: nan and inf become None, tuples lists, recursively."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
