@@ -2,8 +2,9 @@
 
 This is the one place that names suites, and where each declares its experimental design
 (`Suite.design`: unit, cluster, score type, settings), which every comparison reads.
-Everything else asks the catalog: `harness report` renders a suite's `section`, `harness validate` runs its `validate`, and a suite whose section
-is its table (`own_table`) gets no row in the generic score table.
+Everything else asks the catalog: `harness report` renders a suite's `section`, `harness
+validate` runs its `validate`, and a suite whose section is its table (`own_table`) gets no
+row in the generic score table.
 """
 
 from __future__ import annotations
