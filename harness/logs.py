@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,40 +31,81 @@ from typing import Any
 
 from harness.errors import HarnessUsageError
 
-# Task arguments that say where data lives or where and how much runs at once, not what is
-# measured: two logs that differ only in these are the same run (a data folder differs between
-# machines; a sweep may move from local workers to a Ray cluster).
-SETTING_ONLY_TASK_ARGS = frozenset({"data_dir", "workers", "executor", "cpus_per_run"})
-
 # JSON files that eval_set, inspect's viewer bundle and the leaderboard write next to logs
 NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json", "leaderboard.json"})
 
 LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 
+# Fields of inspect's EvalConfig that change what a run measures. The others (max_samples,
+# log_buffer, fail_on_error, ...) say how it ran; `limit` and `sample_id` show in the data hash.
+EXPERIMENT_CONFIG = (
+    "epochs", "epochs_reducer", "message_limit", "token_limit", "time_limit", "working_limit",
+    "cost_limit",
+)  # fmt: skip
+
+# Fields of the generate config that say how calls were made, not what was asked; `seed`
+# makes a replicate of a configuration, not another configuration.
+GENERATE_SETTINGS = frozenset(
+    {"max_connections", "max_retries", "timeout", "attempt_timeout", "batch", "cache_prompt"}
+)
+REPLICATE_FIELD = "seed"
+
 
 @dataclass(frozen=True)
 class LogIdentity:
-    """What a log measured: two logs are comparable when all but the model agree."""
+    """What a log measured.
+
+    Two logs are compared when everything but the model agrees (`comparable`): suite, task,
+    task arguments less the suite's declared settings, epochs and the limits, the generate
+    config less its seed, solver and its arguments, scorers, and the data's content. Two logs
+    that differ only in the generation seed are replicates of one configuration
+    (`configuration`); only a log with the same identity in full (`full`), a re-run, is
+    superseded by the newer one.
+    """
 
     suite: str  # harness suite (eval metadata `harness_suite`), else the task name
     task: str  # task name, without a package prefix
     task_args: tuple[tuple[str, str], ...]  # sorted (name, JSON value), settings left out
-    sample_hash: str  # first 12 hex digits of the SHA-256 of the sorted sample ids
+    sample_hash: str  # 12 hex digits of the SHA-256 of the samples' ids, inputs and targets
     n_ids: int  # how many sample ids the dataset had
     model: str  # model spec
     model_args: tuple[tuple[str, str], ...]  # sorted (name, JSON value)
+    experiment: tuple[tuple[str, str], ...] = ()  # every other field that defines the run
+    replicate: str = ""  # the generation seed as JSON ("" when none was set)
 
     @property
-    def comparable(self) -> tuple[str, str, tuple[tuple[str, str], ...], str]:
+    def comparable(self) -> tuple[Any, ...]:
         """The key two logs must share to be compared: everything but the model."""
-        return (self.suite, self.task, self.task_args, self.sample_hash)
+        return (self.suite, self.task, self.task_args, self.sample_hash, self.experiment)
 
     @property
-    def model_label(self) -> str:
-        """The model spec, with its arguments where it has any."""
+    def configuration(self) -> tuple[Any, ...]:
+        """The key replicates share: everything but the generation seed."""
+        return (*self.comparable, self.model, self.model_args)
+
+    @property
+    def full(self) -> tuple[Any, ...]:
+        """The whole identity: a newer log with the same one supersedes an older."""
+        return (*self.configuration, self.replicate)
+
+    @property
+    def arm_label(self) -> str:
+        """The model spec, with its arguments where it has any: one arm of a comparison."""
         if not self.model_args:
             return self.model
         return f"{self.model} ({', '.join(f'{k}={v}' for k, v in self.model_args)})"
+
+    @property
+    def model_label(self) -> str:
+        """The arm, and the generation seed where one was set: one log's row."""
+        return self.arm_label + (f" [seed {self.replicate}]" if self.replicate else "")
+
+    def fields(self) -> dict[str, str]:
+        """Every field that tells two comparable groups apart, by a readable name."""
+        out = {f"task_args.{k}": v for k, v in self.task_args}
+        out.update(self.experiment)
+        out["data"] = f"{self.n_ids} samples #{self.sample_hash}"
+        return out
 
     def args_text(self) -> str:
         """The task arguments as `k=v, ...` (empty when there are none)."""
@@ -173,40 +215,133 @@ def judge_verdict(value: Any) -> dict[str, int] | None:
     return None
 
 
-SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential")
+# Names of arguments whose values are secrets, matched whole or as a `_`/`-` separated part
+# (`api_key`, `openai-api-key`, `auth_token`), never as a substring: `max_tokens`,
+# `judge_max_tokens` and `author` are not secrets.
+SECRET_PARTS = frozenset(
+    {"key", "apikey", "secret", "password", "passwd", "pwd", "token", "credential",
+     "credentials", "auth", "bearer", "cookie", "session", "signature"}
+)  # fmt: skip
+SECRET_NAMES = frozenset({"authorization", "private_key", "client_secret", "hf_token"})
+# Values that are secrets whatever their name: provider key prefixes and bearer headers.
+SECRET_VALUE = re.compile(
+    r"^(?:sk-[A-Za-z0-9_-]{8,}|sk-ant-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{16,}|"
+    r"(?:Bearer|Basic) \S{8,}|AIza[0-9A-Za-z_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,})"
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an argument called `name` holds a secret (see `SECRET_PARTS`)."""
+    lowered = name.lower()
+    if lowered in SECRET_NAMES:
+        return True
+    return any(part in SECRET_PARTS for part in re.split(r"[_\-.\s]+", lowered))
+
+
+def redact(name: str, value: Any) -> str:
+    """`value` as JSON, or `<redacted #abc123>` when its name or its form says it is a secret.
+
+    The hash keeps two runs with different keys apart without printing the key.
+    """
+    text = json.dumps(value, sort_keys=True, default=str)
+    secret = is_secret_name(name) or (isinstance(value, str) and SECRET_VALUE.match(value))
+    if secret and value not in (None, ""):
+        return "<redacted #" + hashlib.sha256(text.encode()).hexdigest()[:6] + ">"
+    return text
 
 
 def _canonical(args: dict[str, Any] | None, drop: frozenset[str]) -> tuple[tuple[str, str], ...]:
-    """Sorted (name, JSON value) pairs; a value whose name looks secret becomes a short hash.
+    """Sorted (name, JSON value) pairs, secrets redacted (`redact`)."""
+    return tuple((k, redact(k, v)) for k, v in sorted((args or {}).items()) if k not in drop)
 
-    The hash keeps two runs with different keys apart without printing the key in a table.
+
+def _without_ids(value: Any) -> Any:
+    """A sample's input with the per-message `id`s inspect makes up at each run left out."""
+    if isinstance(value, dict):
+        return {k: _without_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
+
+
+def data_hash(summaries: Iterable[dict[str, Any]], ids: Iterable[str]) -> tuple[str, int]:
+    """12 hex digits of the SHA-256 of the samples' ids, inputs, choices and targets.
+
+    The ids listed in the header are the samples run; the summaries give their content (one
+    epoch each). Two data sets with the same ids and other content hash apart.
     """
-    out = []
-    for k, v in sorted((args or {}).items()):
-        if k in drop:
-            continue
-        text = json.dumps(v, sort_keys=True, default=str)
-        if any(word in k.lower() for word in SECRET_WORDS) and v not in (None, ""):
-            text = "<redacted #" + hashlib.sha256(text.encode()).hexdigest()[:6] + ">"
-        out.append((k, text))
-    return tuple(out)
+    content: dict[str, str] = {}
+    for s in summaries:
+        sid = str(s.get("id"))
+        if sid not in content:
+            fields = [_without_ids(s.get(k)) for k in ("input", "choices", "target")]
+            content[sid] = json.dumps(fields, sort_keys=True, default=str)
+    sample_ids = sorted({str(i) for i in ids} | set(content))
+    digest = hashlib.sha256()
+    for sid in sample_ids:
+        digest.update(json.dumps([sid, content.get(sid, "")]).encode() + b"\n")
+    return digest.hexdigest()[:12], len(sample_ids)
 
 
-def identity_of(spec: dict[str, Any], ids: Iterable[str]) -> LogIdentity:
-    """The identity of a log from its `eval` header and its sample ids."""
+def _settings_of(suite: str) -> frozenset[str]:
+    from harness.stats.design import DEFAULT_SETTINGS
+    from harness.suites.catalog import suite_of
+
+    known = suite_of(suite)
+    return known.design.settings if known is not None else DEFAULT_SETTINGS
+
+
+def _experiment(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The spec's fields beyond task arguments and model that define the run, as (name, JSON)."""
+    out: list[tuple[str, str]] = []
+    config = spec.get("config") or {}
+    for key in EXPERIMENT_CONFIG:
+        value = config.get(key)
+        if key == "epochs" and value is None:
+            value = 1
+        if value is not None:
+            out.append((f"config.{key}", redact(key, value)))
+    generate = spec.get("model_generate_config") or {}
+    for key, value in sorted(generate.items()):
+        if key not in GENERATE_SETTINGS and key != REPLICATE_FIELD and value is not None:
+            out.append((f"generate.{key}", redact(key, value)))
+    if spec.get("solver"):
+        out.append(("solver", json.dumps(spec["solver"])))
+        out += [
+            (f"solver_args.{k}", v) for k, v in _canonical(spec.get("solver_args"), frozenset())
+        ]
+    scorers = [
+        {"name": s.get("name"), "options": s.get("options") or {}}
+        for s in spec.get("scorers") or []
+        if isinstance(s, dict)
+    ]
+    if scorers:
+        out.append(("scorers", json.dumps(scorers, sort_keys=True, default=str)))
+    if spec.get("task_version") not in (None, 0, "0"):
+        out.append(("task_version", json.dumps(spec["task_version"])))
+    return tuple(sorted(out))
+
+
+def identity_of(
+    spec: dict[str, Any], ids: Iterable[str], summaries: Iterable[dict[str, Any]] = ()
+) -> LogIdentity:
+    """The identity of a log from its `eval` header, its sample ids and its summaries."""
     meta = spec.get("metadata") or {}
     task = str(spec["task"]).split("/")[-1]
+    suite = str(meta.get("harness_suite") or task)
     listed = (spec.get("dataset") or {}).get("sample_ids")
-    sample_ids = sorted({str(i) for i in (listed if listed else ids)})
-    digest = hashlib.sha256("\n".join(sample_ids).encode()).hexdigest()[:12]
+    digest, n_ids = data_hash(summaries, listed if listed else ids)
+    seed = (spec.get("model_generate_config") or {}).get(REPLICATE_FIELD)
     return LogIdentity(
-        suite=str(meta.get("harness_suite") or task),
+        suite=suite,
         task=task,
-        task_args=_canonical(spec.get("task_args"), SETTING_ONLY_TASK_ARGS),
+        task_args=_canonical(spec.get("task_args"), _settings_of(suite)),
         sample_hash=digest,
-        n_ids=len(sample_ids),
+        n_ids=n_ids,
         model=str(spec["model"]),
         model_args=_canonical(spec.get("model_args"), frozenset()),
+        experiment=_experiment(spec),
+        replicate="" if seed is None else json.dumps(seed),
     )
 
 
@@ -292,7 +427,7 @@ def read_log(path: str) -> LogRecord | BadLog:
         spec = header["eval"]
         return LogRecord(
             path=path,
-            identity=identity_of(spec, (s.id for s in samples)),
+            identity=identity_of(spec, (s.id for s in samples), summaries),
             created=str(spec.get("created", "")),
             metadata=spec.get("metadata") or {},
             samples=samples,
@@ -366,16 +501,24 @@ def read_samples(location: str) -> list[Any]:
 
 
 def load_training_runs(location: str, keys: Sequence[str]) -> list[dict[str, Any]]:
-    """One dict per finished sample: `metadata.<key>` for each key, then the run's own fields.
+    """One dict per sample: `metadata.<key>` for each key, then the run's own fields.
 
-    Reads the full metadata (a run's curves exceed what the summaries keep); errored or
-    unfinished samples, which have no run, are left out.
+    Reads the full metadata (a run's curves exceed what the summaries keep). A sample that
+    errored, or finished without a run, is kept: its dict has the keys and `"error"` (the
+    reason, one line) and no run fields, so that a report counts it (errors count as wrong).
+    A finished run has no `"error"` key.
     """
     runs = []
     for sample in read_samples(location):
         meta = sample.metadata or {}
+        head = {key: meta.get(key) for key in keys}
         run = meta.get("run")
         run = json.loads(run) if isinstance(run, str) else run
-        if isinstance(run, dict) and not sample.error:
-            runs.append({**{key: meta.get(key) for key in keys}, **run})
+        if sample.error:
+            reason = _error_text(getattr(sample.error, "message", None) or str(sample.error))
+            runs.append({**head, "error": reason})
+        elif not isinstance(run, dict):
+            runs.append({**head, "error": "no run in the sample's metadata (unfinished)"})
+        else:
+            runs.append({**head, **run})
     return runs

@@ -43,7 +43,7 @@ def _eval_json(log_dir: Path, *args: str) -> list[dict]:
         main, ["eval", "--suite", "arith", "--log-dir", str(log_dir), "--json", *args]
     )
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout[result.stdout.index("[") :])
+    return json.loads(result.stdout[result.stdout.index("{") :])["scores"]
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ def test_different_task_arguments_are_not_paired(logs, tmp_path):
     result = CliRunner().invoke(main, ["report", str(log_dir), "-o", str(out)])
     assert result.exit_code == 0, result.output
     text = out.read_text()
-    assert "## Not compared" in text and "task arguments differ: difficulty 1 vs 3" in text
+    assert "## Not compared" in text and "task_args.difficulty 1 vs 3" in text
     site = build_site([str(log_dir)], str(tmp_path / "site"), viewer=False)
     board = json.loads((Path(site.site) / "leaderboard.json").read_text())
     assert {t["task"] for t in board["tasks"]} >= {"arith [difficulty=1]", "arith [difficulty=3]"}

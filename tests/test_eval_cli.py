@@ -20,7 +20,7 @@ HARNESS = [sys.executable, "-m", "harness.cli"]
 def run_json(args: list[str]) -> list[dict]:
     result = CliRunner().invoke(main, ["eval", *args, "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return json.loads(result.stdout)["scores"]
 
 
 def test_aime_replay_values_and_wilson_intervals(tmp_path, data_dir):
@@ -47,7 +47,7 @@ def test_aime_replay_values_and_wilson_intervals(tmp_path, data_dir):
         assert row["ci_method"] == "wilson"
         assert set(row) == {
             "suite", "task", "model", "metric", "n", "errors", "value",
-            "ci_low", "ci_high", "ci_method", "log",
+            "ci_low", "ci_high", "ci_method", "log", "unit",
         }  # fmt: skip
 
 
@@ -80,7 +80,8 @@ def test_epochs_give_mean_and_pass_at_k(tmp_path):
          "-M", "answer=0"]
     )  # fmt: skip
     assert [r["metric"] for r in rows] == ["accuracy", "pass@3"]
-    assert all(r["ci_method"] == "t" for r in rows)
+    # every problem is wrong on every epoch: its mean is 0, a 0/1 unit, so Wilson over problems
+    assert all(r["ci_method"] == "wilson" and r["n"] == 5 for r in rows)
 
 
 def test_suites_lists_each_suite():

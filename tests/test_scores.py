@@ -45,8 +45,8 @@ def test_an_errored_judge_sample_is_a_test_item_judged_wrong():
         ({"judge": 1, "human": 1}, True),
     ]
     verdicts += [({"judge": 1, "human": 1}, False)] * 5 + [({"judge": 0, "human": 0}, False)] * 5
-    scores = judge_scores(verdicts)
-    assert (scores.n_test, scores.n_calibration) == (8, 10)
+    scores = judge_scores({f"u{i}": [v] for i, v in enumerate(verdicts)})
+    assert (scores.n_test, scores.n_calibration, scores.errors) == (8, 10, 2)
     assert scores.naive.estimate == 6 / 8
 
 

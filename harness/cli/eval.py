@@ -44,7 +44,12 @@ from harness.errors import exit_on_usage_error
 @click.option(
     "--max-connections", type=int, default=None, help="inspect: concurrent calls per model."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON list.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: the score rows, the paired comparisons and the suites' own tables.",
+)
 @click.option(
     "--display",
     type=click.Choice(["full", "rich", "plain", "log", "none"]),
@@ -71,7 +76,7 @@ def eval_command(
 ) -> None:
     """Run a suite on one or more models and print each score with its 95% interval."""
     from harness.cli.kv_args import parse_kv
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.cli.run import EvalRequest, run_eval_records
     from harness.cli.summary_table import print_rows
 
     request = EvalRequest(
@@ -92,9 +97,11 @@ def eval_command(
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
-        ok, rows = run_eval(request)
+        ok, rows, records = run_eval_records(request)
     if as_json:
-        click.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        from harness.report.export import eval_json
+
+        click.echo(json.dumps(eval_json(rows, records), indent=2, allow_nan=False))
     else:
         print_rows(rows)
     if not ok:

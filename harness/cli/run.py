@@ -176,13 +176,19 @@ def with_budget_recording(task: Any) -> Any:
 
 
 def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
+    """Run the suite on every model through `eval_set`; whether all finished, and the rows."""
+    ok, rows, _ = run_eval_records(req)
+    return ok, rows
+
+
+def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any]]:
     """Run the suite on every model through `eval_set` and summarise each log.
 
     Re-running the same request after a crash reuses the finished samples in `log_dir` and
     runs only the missing ones.
 
     Returns:
-        Whether every task finished, and the summary rows.
+        Whether every task finished, the summary rows, and the logs read (`LogRecord`s).
 
     """
     from inspect_ai import Epochs, eval_set
@@ -245,10 +251,12 @@ def run_eval(req: EvalRequest) -> tuple[bool, list[SummaryRow]]:
         log_realtime=False,
     )
     rows: list[SummaryRow] = []
+    records = []
     for log in logs:
         if log.location:
             record = read_log(log.location)
             if isinstance(record, BadLog):
                 raise HarnessUsageError(f"cannot read the log just written: {record.reason}")
             rows.extend(score_rows(record))
-    return ok, rows
+            records.append(record)
+    return ok, rows, records

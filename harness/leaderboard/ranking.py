@@ -1,11 +1,11 @@
 """Per-task leaderboard tables: scores with intervals, Holm-corrected pairwise tests, honest ranks.
 
-- Score: the mean over samples with its 95% interval (Wilson for 0/1 scores, t otherwise), as
-  `harness eval` prints it; errored samples count as wrong.
-- Pairs: every two models on the samples both have, McNemar's exact test for 0/1 scores and a
-  paired bootstrap otherwise (`harness.stats.paired`), Holm-corrected over the task's pairs.
-- Rank (ours): 1 + the number of models significantly better (Holm p < alpha and a higher
-  score). Models no test separates therefore share a rank.
+- Score: the mean over the suite's unit with its 95% interval, as `harness eval` prints it
+  (`harness.report.scores`; replicates of one configuration pooled); errors count as wrong.
+- Pairs: every two models on the units both have, from the comparison engine
+  (`harness.report.pairs.group_pairs`), Holm-corrected over the task's pairs.
+- Rank (ours): 1 + the number of models significantly better (Holm p <= alpha, the one rule of
+  `harness.stats.design.rejects`, and a higher score). Models no test separates therefore share a rank.
 - Significance groups (ours, a compact letter display restricted to runs of the score order):
   each maximal run of consecutive models, in score order, in which no pair differs significantly
   gets a letter. Two models sharing a letter are not separated by the tests.
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from harness.logs import LogRecord
 from harness.report.pairs import Group, group_pairs
-from harness.report.scores import JudgeScores, SummaryRow, record_judge, score_rows
+from harness.report.scores import JudgeScores, SummaryRow, arm_rows, record_judge
+from harness.stats.design import rejects
 from harness.stats.intervals import Interval
 
 
@@ -102,8 +103,8 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
     `harness report` print them; a calibrated judge's naive and corrected shares come from the
     same function (`harness.report.scores.judge_scores`).
     """
-    first_rows = {r.model: score_rows(r)[0] for r in group.records}
-    by_model = {r.model: r for r in group.records}
+    by_model = group.arms
+    first_rows = {m: arm_rows(records)[0] for m, records in by_model.items()}
     scores = {m: _interval(row) for m, row in first_rows.items()}
     order = sorted(by_model, key=lambda m: (-_key(scores[m].estimate), m))
     pairs = tuple(
@@ -118,7 +119,7 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
         )
         for p in group_pairs(group)
     )  # fmt: skip
-    separated = {frozenset((p.model_a, p.model_b)) for p in pairs if p.p_holm < alpha}
+    separated = {frozenset((p.model_a, p.model_b)) for p in pairs if rejects(p.p_holm, alpha)}
     groups = _groups(order, separated)
     rows = []
     for m in order:
@@ -127,7 +128,7 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
             for other in order
             if frozenset((m, other)) in separated and scores[other].estimate > scores[m].estimate
         )
-        record = by_model[m]
+        records = by_model[m]
         rows.append(
             ModelRow(
                 model=m,
@@ -136,8 +137,8 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
                 errors=first_rows[m].errors,
                 rank=1 + better,
                 groups=groups[m],
-                log=record.path,
-                judge=_judge(record),
+                log=first_rows[m].log,
+                judge=_judge(records),
             )
         )
     return TaskTable(group.suite, group.label, tuple(rows), pairs, alpha)
@@ -147,8 +148,8 @@ def _key(x: float) -> float:
     return -math.inf if math.isnan(x) else x
 
 
-def _judge(record: LogRecord) -> JudgeScores | None:
-    judged = record_judge(record)
+def _judge(records: tuple[LogRecord, ...]) -> JudgeScores | None:
+    judged = record_judge(records)
     return judged[0] if judged else None
 
 

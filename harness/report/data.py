@@ -1,7 +1,8 @@
 """What `harness report` shows, computed from the logs that `harness.logs` reads.
 
 - The newest finished log of each identity is used; the others are listed with their reasons
-  (unreadable, unfinished, superseded).
+  (unreadable, unfinished, superseded). Replicates (logs that differ only in the generation
+  seed) are all used: each gets its row, and their arm a pooled row (`harness.report.pairs`).
 - Scores: one row per log and metric, as `harness eval` prints it (`harness.report.scores`),
   the task labelled by what tells it from other runs of the task. Suites whose section is their
   table (the suites that train) have no row here.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from harness.logs import BadLog, LogRecord, read_logs
 from harness.report.budgets import BUDGETS
 from harness.report.pairs import NotComparable, PairResult, comparable_groups, group_pairs
-from harness.report.scores import SummaryRow, error_reasons, score_rows
+from harness.report.scores import SummaryRow, arm_rows, error_reasons, score_rows
 from harness.report.sections import ReportSection, SectionOutput, load_section
 
 GENERIC_SECTIONS: tuple[ReportSection, ...] = (BUDGETS,)
@@ -74,8 +75,12 @@ def build_report(dirs: list[str]) -> ReportData:
     pairs: list[PairResult] = []
     errors: list[ErrorLine] = []
     for group in groups:
+        for records in group.arms.values():
+            rows = [row for record in records for row in score_rows(record)]
+            if len(records) > 1:  # replicates: each its row, then the arm pooled
+                rows += arm_rows(records)
+            scores += [dataclasses.replace(r, task=group.label) for r in rows]
         for record in group.records:
-            scores += [dataclasses.replace(r, task=group.label) for r in score_rows(record)]
             errors += [
                 ErrorLine(record.path, group.label, record.model, reason, count)
                 for reason, count in sorted(error_reasons(record).items())

@@ -1,43 +1,57 @@
-"""Which logs may be compared, and every pair of models among them: shared by report and site.
+"""Which logs may be compared, and every pair of arms among them: shared by report and site.
 
-Logs are compared only when their identities agree on everything but the model (suite, task,
-task arguments, sample ids; `harness.logs.LogIdentity.comparable`). A task whose logs fall into
-several such groups becomes one table per group, labelled by what tells the groups apart, and
-each pair across groups is listed as not comparable with the reason.
+Logs are compared only when their identities agree on everything but the model
+(`harness.logs.LogIdentity.comparable`: suite, task, task arguments less the suite's declared
+settings, epochs and limits, the generate config less its seed, solver, scorers and the data's
+content). A task whose logs fall into several such groups becomes one table per group,
+labelled by the fields that tell the groups apart, and each pair of logs across groups is
+listed as not comparable with every field that differs named.
 
-Within a group, each pair of models is tested on the problems both have: McNemar exact for 0/1
-scores; otherwise a paired bootstrap from 20 shared problems up, and below that the exact
-sign-flip test with the interval that inverts it; the p-values are corrected by Holm over the
-group's tested pairs. A pair that cannot be tested has p = nan ("not tested"), which Holm
-leaves out.
+Within a group, an arm is a configuration: a model with its arguments. Logs that differ only in
+the generation seed are replicates of one arm; they pool (ours): each unit's score is the mean
+over every epoch of every replicate, so two replicates of one epoch weigh as one run of two
+epochs. Each replicate keeps its own score row, and none supersedes another.
+
+The pairs of a group are one family of the comparison engine (`harness.stats.compare`), on the
+first scorer, over the suite's declared unit and cluster: the test and interval are chosen by
+score type and n, and Holm corrects over the group's tested pairs.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-import numpy as np
-
 from harness.logs import LogIdentity, LogRecord
-from harness.report.scores import problem_means
-from harness.stats.exact import sign_flip_interval
-from harness.stats.multiple import holm
-from harness.stats.paired import PairedTest, mcnemar, paired_bootstrap_diff, paired_permutation
-
-FEW = 20  # below this many shared problems, exact sign-flip instead of the bootstrap
+from harness.report.scores import design_of, first_scorer, problem_means, unit_clusters
+from harness.stats.compare import Comparison, PairEstimate, compare, paired_difference
+from harness.stats.design import Design
+from harness.stats.paired import PairedTest
 
 
 @dataclass(frozen=True)
 class Group:
-    """Logs of one task that may be compared with each other: one per model."""
+    """Logs of one task that may be compared with each other."""
 
     suite: str  # suite name
     task: str  # task name
     label: str  # the task, with what tells it from the task's other groups
-    records: tuple[LogRecord, ...]  # sorted by model
+    records: tuple[LogRecord, ...]  # sorted by model, then replicate
+
+    @property
+    def arms(self) -> dict[str, tuple[LogRecord, ...]]:
+        """The group's logs by arm (model and arguments); replicates share an arm."""
+        out: dict[str, list[LogRecord]] = {}
+        for r in self.records:
+            out.setdefault(r.identity.arm_label, []).append(r)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @property
+    def design(self) -> Design:
+        """The design the group's suite declares."""
+        return design_of(self.records[0])
 
 
 @dataclass(frozen=True)
@@ -53,12 +67,12 @@ class NotComparable:
 
 @dataclass(frozen=True)
 class PairResult:
-    """Model a against model b on the problems both have."""
+    """Arm a against arm b on the units both have."""
 
     suite: str  # suite name
     task: str  # the group's label
-    model_a: str  # first model
-    model_b: str  # second model
+    model_a: str  # first arm
+    model_b: str  # second arm
     test: PairedTest | None  # difference a - b, its interval and raw p-value; None: not tested
     p_holm: float  # corrected by Holm over the group's tested pairs; nan: not tested
     note: str = ""  # why it was not tested
@@ -69,29 +83,26 @@ class PairResult:
         return self.test.p_value if self.test else math.nan
 
 
-def _differences(a: LogIdentity, b: LogIdentity) -> str:
-    parts = []
-    args_a, args_b = dict(a.task_args), dict(b.task_args)
-    for key in sorted(set(args_a) | set(args_b)):
-        if args_a.get(key) != args_b.get(key):
-            parts.append(f"{key} {args_a.get(key, '(unset)')} vs {args_b.get(key, '(unset)')}")
-    if a.sample_hash != b.sample_hash:
-        parts.append(
-            f"sample ids differ ({a.n_ids} ids #{a.sample_hash} vs {b.n_ids} ids #{b.sample_hash})"
-        )
-    return "task arguments differ: " + "; ".join(parts) if parts else "identities differ"
+def differences(a: LogIdentity, b: LogIdentity) -> list[str]:
+    """Every field, other than the model, in which two identities differ: `name a vs b`."""
+    fa, fb = a.fields(), b.fields()
+    return [
+        f"{key} {fa.get(key, '(unset)')} vs {fb.get(key, '(unset)')}"
+        for key in sorted(set(fa) | set(fb))
+        if fa.get(key) != fb.get(key)
+    ]
 
 
 def _label(task: str, identity: LogIdentity, others: list[LogIdentity]) -> str:
-    """The task, plus the task arguments (and sample ids) in which its groups differ."""
+    """The task, plus the fields in which its group differs from the task's other groups."""
     if not others:
         return task
-    mine = dict(identity.task_args)
-    keys = sorted({k for o in others for k, v in o.task_args if mine.get(k) != v} |
-                  {k for k in mine if any(k not in dict(o.task_args) for o in others)})  # fmt: skip
-    parts = [f"{k}={mine.get(k, '(unset)')}" for k in keys]
-    if any(o.sample_hash != identity.sample_hash for o in others) and not parts:
-        parts.append(f"ids #{identity.sample_hash}")
+    mine = identity.fields()
+    keys = sorted({k for o in others for k, v in o.fields().items() if mine.get(k) != v}
+                  | {k for k in mine if any(k not in o.fields() for o in others)})  # fmt: skip
+    if len(keys) > 1:  # the data differs with the arguments that made it: name those
+        keys = [k for k in keys if k != "data"]
+    parts = [f"{k.removeprefix('task_args.')}={mine.get(k, '(unset)')}" for k in keys]
     return f"{task} [{', '.join(parts)}]"
 
 
@@ -107,54 +118,42 @@ def comparable_groups(records: list[LogRecord]) -> tuple[list[Group], list[NotCo
         for key, rs in sorted(keyed.items(), key=lambda kv: str(kv[0])):
             others = [i for k, i in firsts.items() if k != key]
             label = _label(task, firsts[key], others)
-            groups.append(Group(suite, task, label, tuple(sorted(rs, key=lambda r: r.model))))
+            ordered = sorted(rs, key=lambda r: (r.identity.arm_label, r.identity.replicate))
+            groups.append(Group(suite, task, label, tuple(ordered)))
         for ka, kb in combinations(sorted(keyed, key=str), 2):
             for ra in keyed[ka]:
                 for rb in keyed[kb]:
-                    reason = _differences(ra.identity, rb.identity)
+                    parts = differences(ra.identity, rb.identity)
+                    reason = "differ in " + "; ".join(parts) if parts else "identities differ"
                     refused.append(NotComparable(suite, task, ra.path, rb.path, reason))
     return groups, refused
 
 
-def paired_test(a: dict[str, float], b: dict[str, float]) -> PairedTest | None:
-    """Paired test of two models' per-problem scores on the problems both have (None: < 2)."""
-    shared = sorted(set(a) & set(b))
-    if len(shared) < 2:
-        return None
-    x = np.array([a[i] for i in shared])
-    y = np.array([b[i] for i in shared])
-    binary = bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
-    if binary:
-        return mcnemar(x, y)
-    if len(shared) >= FEW:
-        return paired_bootstrap_diff(x, y)
-    # below about 20 items a percentile bootstrap does not cover 95%: the exact sign-flip test
-    # and the interval that inverts it (none where n is too small for 95%)
-    test = paired_permutation(x, y)
-    ci = sign_flip_interval(x - y)
-    method = f"{test.method}; interval: {ci.method}"
-    return dataclasses.replace(
-        test, low=ci.low, high=ci.high, confidence=ci.confidence, method=method
-    )
+def group_comparison(group: Group) -> Comparison:
+    """The engine's comparison of a group's arms on the first scorer, over the design's unit."""
+    arms = group.arms
+    scorer = first_scorer(group.records)
+    design = group.design
+    scores = {arm: problem_means(records, scorer) for arm, records in arms.items()}
+    clusters = unit_clusters(group.records, design)
+    return compare(design, scores, clusters=clusters, metric=scorer or "score")
 
 
 def group_pairs(group: Group) -> list[PairResult]:
-    """Every pair of models of a group, Holm-corrected over the group's tested pairs."""
-    means = {r.model: problem_means(r) for r in group.records}
-    models = sorted(means)
-    raw = [(a, b, paired_test(means[a], means[b])) for a, b in combinations(models, 2)]
-    tested = [t.p_value for _, _, t in raw if t is not None and not math.isnan(t.p_value)]
-    adjusted = iter(holm(tested).adjusted if tested else ())
-    out = []
-    for a, b, test in raw:
-        if test is None:
-            note = "not tested (fewer than two shared problems)"
-            out.append(PairResult(group.suite, group.label, a, b, None, math.nan, note))
-        elif math.isnan(test.p_value):
-            out.append(PairResult(group.suite, group.label, a, b, test, math.nan, "not tested"))
-        else:
-            out.append(PairResult(group.suite, group.label, a, b, test, float(next(adjusted))))
-    return out
+    """Every pair of arms of a group, Holm-corrected over the group's tested pairs."""
+    return [_result(group, p) for p in group_comparison(group).pairs]
+
+
+def _result(group: Group, p: PairEstimate) -> PairResult:
+    return PairResult(group.suite, group.label, p.arm_a, p.arm_b, p.test, p.p_holm, p.note)
+
+
+def paired_test(
+    a: dict[str, float], b: dict[str, float], design: Design | None = None
+) -> PairedTest | None:
+    """The engine's test of two arms' unit scores on the units both have (None: < 2)."""
+    shared: Sequence[str] = sorted(set(a) & set(b))
+    return paired_difference(design or Design(), [a[i] for i in shared], [b[i] for i in shared])
 
 
 def p_text(p: float) -> str:

@@ -161,6 +161,13 @@ def write_report(data: ReportData, output: str, fmt: str) -> list[str]:
     """Write the report and its plots beside it; return the files written."""
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "json":  # the frozen results only: no plots
+        import json
+
+        from harness.report.export import report_json
+
+        out.write_text(json.dumps(report_json(data), indent=2, allow_nan=False), encoding="utf-8")
+        return [str(out)]
     png = forest_plot_png(data) if data.scores else b""
     plots = [write_plots(s, out.with_suffix("")) for s in data.sections]
     plot_files = [f for per_section in plots for per_result in per_section for f in per_result]

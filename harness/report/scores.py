@@ -1,28 +1,36 @@
-"""A log's score rows: n, errors, the score and its 95% interval, one row per metric.
+"""Score rows: n, errors, the score and its 95% interval, one row per metric, over the unit.
 
 `harness eval`'s summary, `harness report` and the leaderboard all print these rows, so one log
-gives the same numbers everywhere.
+gives the same numbers everywhere. Every number is over the suite's declared unit
+(`harness.stats.design.Design`, from the catalog), never over sample x epoch:
 
-- n counts problems (sample ids); `errors` counts problems with at least one errored epoch, in
-  the same unit. A sample errors when its solver or model call raised, or when its score cannot
-  be read as a number (None, NaN, an unknown string): that is an error with its reason, and it
-  counts as wrong.
-- Binary scores with one epoch get a Wilson interval; with several epochs each problem's mean
-  and the unbiased pass@K get t intervals over problems; other scores a t interval over
-  problems.
-- A calibrated judge's verdicts give the naive share and the Rogan-Gladen corrected one
-  (`judge_scores`); an errored sample there is a test item the judge calls wrong.
+- n counts units (sample ids); `errors` counts units with at least one errored epoch. A sample
+  errors when its solver or model call raised, or when its score cannot be read as a number
+  (None, NaN, an unknown string): that is an error with its reason, and it counts as wrong.
+- A unit's score is its mean over epochs (and over the replicates of a configuration, when
+  several logs are pooled: `arm_rows`). The interval is the comparison engine's
+  (`harness.stats.compare.estimate`): Wilson for 0/1 units (clustered where the design
+  clusters units), else t over units, clipped to [0, 1] for proportions and named so.
+- pass@K for 0/1 scores with several epochs: K is the fewest epochs any unit has, so units with
+  more epochs use the unbiased estimator over all of theirs.
+- A calibrated judge's verdicts give the naive share and the Rogan-Gladen corrected one over the
+  test units (`judge_scores`): the correction is made over the answered epochs, then the
+  errored ones count as wrong (see `judge_scores`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.logs import LogRecord, judge_verdict, parse_score
-from harness.stats.intervals import Interval, t_interval, wilson
+from harness.stats.compare import estimate
+from harness.stats.design import Design
+from harness.stats.intervals import Interval
 from harness.stats.pass_at_k import pass_at_k
 
 UNLABELLED = -1  # a verdict's `human` where the sample has no human label (a test item)
@@ -37,13 +45,14 @@ class SummaryRow:
     model: str  # model spec (with its arguments, where it has any)
     metric: str  # "accuracy" (with several scorers, "accuracy (SCORER)"), "pass@K",
     # "judge (naive)", "judge (corrected)", or the scorer's name
-    n: int  # problems scored (errored ones included)
-    errors: int  # problems with an errored epoch (raised, or a score that cannot be read)
+    n: int  # units scored (errored ones included), the design's unit
+    errors: int  # units with an errored epoch (raised, or a score that cannot be read)
     value: float  # the score
     ci_low: float  # lower end of the 95% interval
     ci_high: float  # upper end of the 95% interval
     ci_method: str  # how the interval was made
-    log: str  # the inspect log it came from
+    log: str  # the inspect log it came from (logs joined by ", " for pooled replicates)
+    unit: str = "problem"  # what n counts
 
     def as_dict(self) -> dict[str, Any]:
         """The row as a JSON-ready dict (nan becomes None)."""
@@ -53,71 +62,139 @@ class SummaryRow:
         }
 
 
+def design_of(record: LogRecord) -> Design:
+    """The design the log's suite declares in the catalog (the default for unknown suites)."""
+    from harness.suites.catalog import suite_of
+
+    suite = suite_of(record.suite)
+    return suite.design if suite is not None else Design()
+
+
 @dataclass(frozen=True)
 class JudgeScores:
-    """A calibrated judge's naive and corrected shares over the test items."""
+    """A calibrated judge's naive and corrected shares over the test units."""
 
-    naive: Interval  # share of test items the judge calls correct, Wilson
-    corrected: Interval  # Rogan-Gladen estimate and interval; nan when refused
+    naive: Interval  # share of test units the judge calls correct, errors as wrong
+    corrected: Interval  # Rogan-Gladen over the answered, times the answered share
     refused: str  # why the correction was refused ("" when it was made)
-    n_test: int  # test items (no human label), errored samples included
-    n_calibration: int  # items with a human label
-
-
-def judge_scores(verdicts: list[tuple[dict[str, int] | None, bool]]) -> JudgeScores:
-    """Naive and corrected judge shares from (verdict, errored) per sample.
-
-    The one rule for errors: an errored sample, or one without a verdict, is a test item the
-    judge calls wrong (judge 0), whatever its human label; calibration items are the samples
-    that finished with a human label. Both shares are over the test items only.
-    """
-    from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
-
-    test: list[int] = []
-    human: list[int] = []
-    judge: list[int] = []
-    for verdict, errored in verdicts:
-        if errored or verdict is None:
-            test.append(0)
-        elif verdict["human"] == UNLABELLED:
-            test.append(int(verdict["judge"]))
-        else:
-            human.append(int(verdict["human"]))
-            judge.append(int(verdict["judge"]))
-    naive = wilson(sum(test), len(test)) if test else _nan_interval("no test items", 0)
-    try:
-        est = rogan_gladen_from_labels(test, human, judge)
-        corrected = Interval(est.estimate, est.low, est.high, 0.95, "rogan-gladen", len(test))
-        refused = ""
-    except (CalibrationError, ValueError) as ex:
-        refused = str(ex)
-        corrected = _nan_interval(f"refused: {ex}", len(test))
-    return JudgeScores(naive, corrected, refused, len(test), len(human))
+    n_test: int  # test units (no human label), errored ones included
+    n_calibration: int  # units with a human label that answered
+    errors: int = 0  # test units with an errored epoch
 
 
 def _nan_interval(method: str, n: int) -> Interval:
     return Interval(math.nan, math.nan, math.nan, 0.95, method, n)
 
 
-def per_problem(record: LogRecord, scorer: str) -> dict[str, list[tuple[float, str]]]:
-    """Each problem's (value, error reason) per epoch for one scorer; errored samples are 0."""
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def judge_scores(units: dict[str, list[tuple[dict[str, int] | None, bool]]]) -> JudgeScores:
+    """Naive and corrected judge shares from each unit's (verdict, errored) per epoch.
+
+    A unit with a human label (and an answered epoch) is a calibration unit: its q0 or q1 share
+    is the mean of the judge's verdicts over its answered epochs, and m0, m1 count units. Every
+    other unit is a test unit. The naive share is the mean over test units of the judge's
+    verdicts, errored epochs counted 0. The corrected share is the one rule for errors:
+    Rogan-Gladen over the answered epochs of the test units (each unit's mean), theta, then
+    the errored epochs count as wrong: a * theta with a the mean answered share of a test
+    unit. Its interval combines Rogan-Gladen's adjusted-Wald half-widths (times a) with the
+    uncertainty of a by the delta method (a and theta rest on disjoint parts of the data).
+    """
+    from scipy import stats
+
+    from harness.stats.judge_calibration import CalibrationError, rogan_gladen
+
+    test_naive: list[float] = []  # per test unit: judge mean, errors as 0
+    answered_means: list[float] = []  # per test unit with an answer: judge mean over answers
+    answered_share: list[float] = []  # per test unit: answered epochs / epochs
+    calib: dict[int, list[float]] = {0: [], 1: []}  # human label -> per-unit judge means
+    errors = 0
+    for epochs in units.values():
+        answered = [v for v, errored in epochs if v is not None and not errored]
+        labels = {v["human"] for v in answered if v["human"] != UNLABELLED}
+        if labels:  # a calibration unit; its errored epochs tell nothing of the judge
+            human = labels.pop()
+            calib[1 if human else 0].append(_mean([v["judge"] for v in answered]))
+            continue
+        errors += len(answered) < len(epochs)
+        test_naive.append(math.fsum(v["judge"] for v in answered) / len(epochs))
+        answered_share.append(len(answered) / len(epochs))
+        if answered:
+            answered_means.append(_mean([v["judge"] for v in answered]))
+    n_test = len(test_naive)
+    binary = Design("problem", "binary")
+    naive = estimate(binary, test_naive) if test_naive else _nan_interval("no test items", 0)
+    m0, m1 = len(calib[0]), len(calib[1])
+    method = "rogan-gladen over the answered, x answered share (delta method)"
+    try:
+        if not answered_means:
+            raise CalibrationError("no answered test items")
+        q0 = 1 - _mean(calib[0]) if m0 else 0.0
+        q1 = _mean(calib[1]) if m1 else 0.0
+        est = rogan_gladen(_mean(answered_means), len(answered_means), q0, q1, m0, m1)
+        a = _mean(answered_share)
+        sd_a = 0.0
+        if n_test > 1:
+            sd_a = math.sqrt(
+                math.fsum((x - a) ** 2 for x in answered_share) / (n_test - 1) / n_test
+            )
+        z = float(stats.norm.ppf(0.975))
+        value = a * est.estimate
+        down = math.hypot(a * (est.estimate - est.low), z * est.estimate * sd_a)
+        up = math.hypot(a * (est.high - est.estimate), z * est.estimate * sd_a)
+        low, high = max(0.0, value - down), min(1.0, value + up)
+        if a == 1.0:
+            value, low, high, method = est.estimate, est.low, est.high, "rogan-gladen"
+        corrected = Interval(value, low, high, 0.95, method, n_test)
+        refused = ""
+    except (CalibrationError, ValueError) as ex:
+        refused = str(ex)
+        corrected = _nan_interval(f"refused: {ex}", n_test)
+    return JudgeScores(naive, corrected, refused, n_test, m0 + m1, errors)
+
+
+def per_problem(records: Sequence[LogRecord], scorer: str) -> dict[str, list[tuple[float, str]]]:
+    """Each unit's (value, error reason) per epoch for one scorer; errored samples are 0.
+
+    Several records (replicates of one configuration) pool their epochs per unit.
+    """
     out: dict[str, list[tuple[float, str]]] = {}
-    for s in record.samples:
-        raw = dict(s.raw)
-        if s.error:
-            value, reason = 0.0, s.error
-        elif scorer not in raw:
-            value, reason = 0.0, f"no score from {scorer}"
-        else:
-            value, reason = parse_score(raw[scorer])
-        out.setdefault(s.id, []).append((value, reason))
+    for record in records:
+        for s in record.samples:
+            raw = dict(s.raw)
+            if s.error:
+                value, reason = 0.0, s.error
+            elif scorer not in raw:
+                value, reason = 0.0, f"no score from {scorer}"
+            else:
+                value, reason = parse_score(raw[scorer])
+            out.setdefault(s.id, []).append((value, reason))
     return out
 
 
-def problem_means(record: LogRecord, scorer: str | None = None) -> dict[str, float]:
-    """Each problem's mean score over its epochs, errored epochs as 0 (for paired tests)."""
-    scorer = scorer or (record.scorers[0] if record.scorers else "")
-    return {sid: sum(v for v, _ in vs) / len(vs) for sid, vs in per_problem(record, scorer).items()}
+def unit_clusters(records: Sequence[LogRecord], design: Design) -> dict[str, str] | None:
+    """Each unit's cluster from its metadata, where the design clusters units (else None)."""
+    if not design.cluster:
+        return None
+    out: dict[str, str] = {}
+    for record in records:
+        for s in record.samples:
+            out.setdefault(s.id, str(s.metadata.get(design.cluster, s.id)))
+    return out
+
+
+def problem_means(records: Sequence[LogRecord] | LogRecord, scorer: str | None = None) -> dict:
+    """Each unit's mean score over its epochs (and replicates), errored epochs as 0."""
+    records = [records] if isinstance(records, LogRecord) else list(records)
+    scorer = scorer or first_scorer(records)
+    return {sid: _mean([v for v, _ in vs]) for sid, vs in per_problem(records, scorer).items()}
+
+
+def first_scorer(records: Sequence[LogRecord]) -> str:
+    """The first scorer of the first record that has one (the metric pairs are tested on)."""
+    return next((r.scorers[0] for r in records if r.scorers), "")
 
 
 def error_reasons(record: LogRecord) -> Counter[str]:
@@ -134,65 +211,78 @@ def error_reasons(record: LogRecord) -> Counter[str]:
     return reasons
 
 
-def record_judge(record: LogRecord, scorer: str | None = None) -> tuple[JudgeScores, int] | None:
-    """A calibrated judge's scores of a log and its errored samples; None if no judge scored.
+def _judge_units(records: Sequence[LogRecord], name: str) -> dict | None:
+    raws = [(s, dict(s.raw).get(name)) for r in records for s in r.samples]
+    if not any(judge_verdict(v) is not None for _, v in raws):
+        return None
+    units: dict[str, list[tuple[dict[str, int] | None, bool]]] = {}
+    for s, v in raws:
+        units.setdefault(s.id, []).append((judge_verdict(v), bool(s.error)))
+    return units
 
-    With no scorer named, the first scorer that logged judge verdicts.
+
+def record_judge(
+    record: LogRecord | Sequence[LogRecord], scorer: str | None = None
+) -> tuple[JudgeScores, int] | None:
+    """A calibrated judge's scores of a log (or pooled replicates) and its errored test units.
+
+    With no scorer named, the first scorer that logged judge verdicts; None if none did.
     """
-    for name in [scorer] if scorer else record.scorers:
-        raws = [dict(s.raw).get(name) for s in record.samples]
-        if any(judge_verdict(v) is not None for v in raws):
-            verdicts = [
-                (judge_verdict(v), bool(s.error)) for v, s in zip(raws, record.samples, strict=True)
-            ]
-            errors = sum(1 for verdict, errored in verdicts if errored or verdict is None)
-            return judge_scores(verdicts), errors
+    records = [record] if isinstance(record, LogRecord) else list(record)
+    names = [scorer] if scorer else list(dict.fromkeys(n for r in records for n in r.scorers))
+    for name in names:
+        units = _judge_units(records, name)
+        if units is not None:
+            scores = judge_scores(units)
+            return scores, scores.errors
     return None
 
 
 def score_rows(record: LogRecord) -> list[SummaryRow]:
     """The summary rows of one log, one or more per scorer."""
+    return arm_rows([record])
+
+
+def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list[SummaryRow]:
+    """The summary rows of one arm: one log, or the replicates of a configuration pooled."""
+    first = records[0]
+    design = design or design_of(first)
+    clusters = unit_clusters(records, design)
+    scorers = list(dict.fromkeys(n for r in records for n in r.scorers))
     rows: list[SummaryRow] = []
-    for scorer in record.scorers:
-        judged = record_judge(record, scorer)
+
+    def row(metric: str, ci: Interval, n: int, errors: int) -> SummaryRow:
+        return SummaryRow(
+            suite=first.suite, task=first.task, model=first.model if len(records) == 1 else
+            first.identity.arm_label + f" ({len(records)} replicates pooled)", metric=metric,
+            n=n, errors=errors, value=ci.estimate, ci_low=ci.low, ci_high=ci.high,
+            ci_method=ci.method, log=", ".join(r.path for r in records), unit=design.unit,
+        )  # fmt: skip
+
+    for scorer in scorers:
+        judged = record_judge(records, scorer)
         if judged is not None:
             scores, errors = judged
-            rows.append(_row(record, "judge (naive)", scores.naive, scores.n_test, errors))
-            rows.append(_row(record, "judge (corrected)", scores.corrected, scores.n_test, errors))
+            rows.append(row("judge (naive)", scores.naive, scores.n_test, errors))
+            rows.append(row("judge (corrected)", scores.corrected, scores.n_test, errors))
             continue
-        problems = per_problem(record, scorer)
-        n = len(problems)
+        problems = per_problem(records, scorer)
+        units = sorted(problems)
         errors = sum(1 for vs in problems.values() if any(reason for _, reason in vs))
         values = {sid: [v for v, _ in vs] for sid, vs in problems.items()}
         binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
         # a log with several scorers names each one's accuracy, so its rows tell them apart
-        label = "accuracy" if len(record.scorers) == 1 else f"accuracy ({scorer})"
+        label = "accuracy" if len(scorers) == 1 else f"accuracy ({scorer})"
         metric = label if binary else scorer
-        epochs = max(len(vs) for vs in values.values())
-        if epochs == 1 and binary:
-            correct = int(sum(vs[0] for vs in values.values()))
-            rows.append(_row(record, metric, wilson(correct, n), n, errors))
-            continue
-        means = [sum(vs) / len(vs) for vs in values.values()]
-        rows.append(_row(record, metric, t_interval(means), n, errors))
-        if binary and epochs > 1:
-            passes = [pass_at_k(len(vs), int(sum(vs)), epochs) for vs in values.values()]
-            at_k = f"pass@{epochs}" if len(record.scorers) == 1 else f"pass@{epochs} ({scorer})"
-            rows.append(_row(record, at_k, t_interval(passes), n, errors))
+        labels = [clusters[u] for u in units] if clusters else None
+        means = [_mean(values[u]) for u in units]
+        rows.append(row(metric, estimate(design, means, labels), len(units), errors))
+        fewest = min(len(vs) for vs in values.values())
+        if binary and fewest > 1:
+            passes = [pass_at_k(len(values[u]), int(sum(values[u])), fewest) for u in units]
+            at_k = f"pass@{fewest}" if len(scorers) == 1 else f"pass@{fewest} ({scorer})"
+            ci = estimate(design, passes, labels)
+            if fewest < max(len(vs) for vs in values.values()):
+                ci = dataclasses.replace(ci, method=f"{ci.method}; K = fewest epochs of a unit")
+            rows.append(row(at_k, ci, len(units), errors))
     return rows
-
-
-def _row(record: LogRecord, metric: str, ci: Interval, n: int, errors: int) -> SummaryRow:
-    return SummaryRow(
-        suite=record.suite,
-        task=record.task,
-        model=record.model,
-        metric=metric,
-        n=n,
-        errors=errors,
-        value=ci.estimate,
-        ci_low=ci.low,
-        ci_high=ci.high,
-        ci_method=ci.method,
-        log=record.path,
-    )

@@ -52,10 +52,21 @@ def _is_binary(values: Iterable[float]) -> bool:
 
 
 def score_kind(design: Design, values: Iterable[float]) -> str:
-    """The type the engine uses: a binary design whose units are not all 0/1 is bounded."""
-    if design.score == "binary":
-        return "binary" if _is_binary(values) else "bounded"
-    return design.score
+    """The type the engine uses for these values under the design.
+
+    A binary design whose units are not all 0/1 (means over epochs) is bounded in [0, 1]; a
+    binary or bounded design whose values leave its bounds is unbounded (a scorer that returns
+    other numbers than the suite declared), so that no interval is clipped to a wrong range.
+    """
+    values = list(values)
+    if design.score == "unbounded":
+        return "unbounded"
+    low, high = (0.0, 1.0) if design.score == "binary" else design.bounds
+    if not all(low <= v <= high for v in values):
+        return "unbounded"
+    if design.score == "binary" and _is_binary(values):
+        return "binary"
+    return "bounded"
 
 
 def _clip(ci: Interval, bounds: tuple[float, float]) -> Interval:
@@ -93,9 +104,8 @@ def estimate(
             return clustered_wilson(np.asarray(values), list(clusters or ()))
         return wilson(int(sum(values)), len(values))
     ci = clustered_t_interval(values, list(clusters or ())) if nested else t_interval(values)
-    if kind == "bounded" or design.score == "binary":
-        bounds = (0.0, 1.0) if design.score == "binary" else design.bounds
-        return _clip(ci, bounds)
+    if kind == "bounded":
+        return _clip(ci, (0.0, 1.0) if design.score == "binary" else design.bounds)
     return ci
 
 
@@ -280,8 +290,12 @@ def pair_dict(p: PairEstimate) -> dict[str, Any]:
 
 def clean_json(value: Any) -> Any:
     """Data `json.dumps` can write strictly: nan and inf become None, tuples lists, recursively."""
+    if isinstance(value, np.generic | np.ndarray):
+        return clean_json(value.tolist())
     if isinstance(value, float):
         return value if math.isfinite(value) else None
+    if isinstance(value, set | frozenset):
+        return clean_json(sorted(value, key=str))
     if isinstance(value, dict):
         return {str(k): clean_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -38,4 +38,4 @@ def harness_eval(log_dir: Path, *args: str) -> list[dict]:
         main, ["eval", "--log-dir", str(log_dir), "--display", "none", "--json", *args]
     )
     assert result.exit_code == 0, (result.output, result.exception)
-    return json.loads(result.stdout[result.stdout.index("[") :])
+    return json.loads(result.stdout[result.stdout.index("{") :])["scores"]

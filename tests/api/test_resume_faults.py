@@ -77,7 +77,7 @@ def test_sigkill_mid_run_against_a_faulty_server_then_rerun(tmp_path):
         stats = server.stats()
 
     # the resumed run's log has every sample exactly once, and the summary is read from it
-    [row] = json.loads(second.stdout[second.stdout.index("[") :])
+    [row] = json.loads(second.stdout[second.stdout.index("{") :])["scores"]
     finished = read_eval_log(row["log"])
     assert finished.status == "success"
     assert sorted(str(s.id) for s in finished.samples or []) == sorted(prompts)
