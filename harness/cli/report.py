@@ -11,7 +11,14 @@ from harness.paths import writable_file
 
 @main.command("report")
 @click.argument("log_dirs", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "html", "json"]),
+    default="md",
+    show_default=True,
+    help="md and html render the report with plots; json writes every section's results.",
+)
 @click.option("-o", "--output", default=None, help="File to write (default report.md/.html).")
 @exit_on_usage_error
 def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None) -> None:

@@ -4,8 +4,9 @@
   (`harness.report.scores`; replicates of one configuration pooled); errors count as wrong.
 - Pairs: every two models on the units both have, from the comparison engine
   (`harness.report.pairs.group_pairs`), Holm-corrected over the task's pairs.
-- Rank (ours): 1 + the number of models significantly better (Holm p <= alpha, the one rule of
-  `harness.stats.design.rejects`, and a higher score). Models no test separates therefore share a rank.
+- Rank (ours): 1 + the number of models significantly better (Holm p <= alpha, the one rule
+  of `harness.stats.design.rejects`, and a higher score). Models no test separates therefore
+  share a rank.
 - Significance groups (ours, a compact letter display restricted to runs of the score order):
   each maximal run of consecutive models, in score order, in which no pair differs significantly
   gets a letter. Two models sharing a letter are not separated by the tests.
