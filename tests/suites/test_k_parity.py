@@ -1,13 +1,19 @@
 """k-parity: data, determinism, the suite end to end, and its report section."""
 
+import dataclasses
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from inspect_ai.log import read_eval_log
 
+from harness.stats.compare import estimate, pair_family
 from harness.stats.exact import median_interval, sign_flip_interval
+from harness.stats.intervals import wilson
+from harness.suites.catalog import get_suite
 from harness.suites.k_parity.data import make_parity_data
 from harness.suites.k_parity.report import (
     build_parity_report,
@@ -62,7 +68,8 @@ def test_suite_end_to_end_with_report(tmp_path):
             display="none",
         )
     )
-    assert ok and rows[0].n == 4 and rows[0].errors == 0 and rows[0].ci_method == "t"
+    assert ok and rows[0].n == 4 and rows[0].errors == 0
+    assert rows[0].ci_method == "t, clipped to [0, 1]"
     log = read_eval_log(rows[0].log)
     sample = log.samples[0]
     run = sample.metadata["run"]
@@ -76,7 +83,7 @@ def test_suite_end_to_end_with_report(tmp_path):
     (_, arm_header, arm_rows), (_, _, pair_rows) = parity_tables(parity)
     assert "median steps to 0.99 (order stats)" in arm_header
     # two seeds: neither the median nor a paired difference has a 95% interval
-    assert all(r[3].endswith("(not estimable at n = 2)") for r in arm_rows)
+    assert all(r[4].endswith("(not estimable at n = 2)") for r in arm_rows)
     assert pair_rows[0][2].endswith("(not estimable at n = 2)")
     ar = next(c for c in parity.claims if c.startswith("AR against MD"))
     assert "this log is preset 'quick'" in ar  # the claim, plainly
@@ -198,14 +205,14 @@ def test_report_intervals_are_exact_at_8_seeds_and_absent_at_3():
     flip = sign_flip_interval(np.array(ar) - np.array(md))
     assert (steps.low, steps.high, steps.confidence) == (flip.low, flip.high, 1 - 12 / 256)
     (_, header, arm_rows), (caption, _, pair_rows) = parity_tables(rep)
-    assert arm_rows[0][3].endswith("(order statistics, 99.2%, conservative)")
+    assert arm_rows[0][4].endswith("(order statistics, 99.2%, conservative)")
     assert pair_rows[0][4].endswith("(95.3%)") and "exact sign-flip" in caption
     assert header[-1] == "final test accuracy (t)"
     # 3 seeds: the old percentile bootstrap printed [min, max] here (about 75% coverage)
     rep3 = build_parity_report("t", _normal_runs(rng, 3))
     assert math.isnan(rep3.arms[0].median_low) and math.isnan(rep3.pairs[0].steps.low)
     (_, _, arm_rows), (_, _, pair_rows) = parity_tables(rep3)
-    assert arm_rows[0][3].endswith("(not estimable at n = 3)")
+    assert arm_rows[0][4].endswith("(not estimable at n = 3)")
     assert pair_rows[0][2].endswith("(not estimable at n = 3)")
     assert pair_rows[0][4].endswith("(not estimable at n = 3)")
     assert float(pair_rows[0][5]) >= 0.25  # 3 seeds: no sign-flip p below 2/8
@@ -239,3 +246,46 @@ def test_report_intervals_cover_at_3_and_8_seeds(seeds):
     if seeds >= 6:
         assert "conservative" in rep.arms[0].median.method and cover[1] >= 0.95, cover
         assert 0.93 <= cover[2] <= 0.97 and 0.93 <= cover[3] <= 0.97, cover
+
+
+def test_an_errored_seed_counts_as_not_generalised():
+    runs = _synthetic_runs({"ar": [100, 150, 120], "md-optimal": [400, 500, None]})
+    runs.append({"arm": "ar", "seed": 3, "error": "RuntimeError('CUDA out of memory')"})
+    runs.append({"arm": "md-optimal", "seed": 3, "steps_to_generalize": 450,
+                 "steps": [50, 450], "train_acc": [0.5, 1.0], "test_acc": [0.5, 1.0],
+                 "final_test_acc": 1.0})  # fmt: skip
+    rep = build_parity_report("t", runs)
+    ar, md = rep.arms
+    assert (ar.seeds, ar.errors, md.errors) == (4, 1, 0)
+    assert ar.generalized == wilson(3, 4)  # the errored seed did not generalise
+    assert ar.median == median_interval([100, 150, 120, math.inf])
+    assert ar.final_acc.n == 3  # a continuous score leaves it out, and the table counts it
+    (pair,) = rep.pairs
+    assert pair.acc.n == 3 and pair.steps.n == 4  # steps: the errored seed is the budget
+    assert pair.steps.estimate == pytest.approx(
+        np.mean([100 - 400, 150 - 500, 120 - 1500, 1500 - 450])
+    )
+    (_, head, rows), _ = parity_tables(rep)
+    assert head[2] == "errored" and rows[0][2] == "1" and rows[1][2] == "0"
+    plot_curves(rep, Path(os.getcwd()) / "curves")  # the errored run has no curve to draw
+
+
+def test_pairs_are_the_engines():
+    rng = np.random.default_rng(3)
+    runs = _normal_runs(rng, 8)
+    runs += [{**r, "arm": "md-fixed", "final_test_acc": r["final_test_acc"] - 0.01}
+             for r in runs if r["arm"] == "ar"]  # fmt: skip
+    rep = build_parity_report("t", runs)
+    design = get_suite("k-parity").design
+    arms = sorted({r["arm"] for r in runs})
+    names = [(a, b) for i, a in enumerate(arms) for b in arms[i + 1 :]]
+    acc = {a: {str(r["seed"]): r["final_test_acc"] for r in runs if r["arm"] == a} for a in arms}
+    steps = {a: {str(r["seed"]): r["steps_to_generalize"] for r in runs if r["arm"] == a}
+             for a in arms}  # fmt: skip
+    want_acc = pair_family(design, [(a, b, acc[a], acc[b]) for a, b in names])
+    unbounded = dataclasses.replace(design, score="unbounded")
+    want_steps = pair_family(unbounded, [(a, b, steps[a], steps[b]) for a, b in names])
+    got = [(p.arm_a, p.arm_b, p.acc, p.p_holm_acc, p.steps, p.p_holm_steps) for p in rep.pairs]
+    assert got == [(a.arm_a, a.arm_b, a.test, a.p_holm, s.test, s.p_holm)
+                   for a, s in zip(want_acc, want_steps, strict=True)]  # fmt: skip
+    assert len(got) == 3 and rep.arms[0].final_acc == estimate(design, acc["ar"].values())

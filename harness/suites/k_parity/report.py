@@ -1,6 +1,9 @@
 """The k-parity part of `harness report`: per-arm statistics and learning-curve plots.
 
 Per arm, over its seeds (3 or 4 in the presets):
+- the seeds whose run errored: counted, and counted as not generalised (an error counts as
+  wrong), so they enter the share, the median (as "not reached") and the steps pairs (as the
+  budget); the final accuracy, a continuous score, leaves them out and the table counts them;
 - the share of seeds that generalise (test accuracy >= 0.99 within budget), Wilson interval;
 - the median steps to generalise, with the order-statistic interval for a median: exact for any
   distribution, at the level it attains (99.2% at 8 seeds, 96.9% at 6), and "not estimable"
@@ -9,14 +12,17 @@ Per arm, over its seeds (3 or 4 in the presets):
   never get there (ours: censoring rule);
 - the final test accuracy, t interval over seeds;
 - paired comparisons between arms on the same seeds (final accuracy, and steps with a seed
-  that never generalises set to the budget): the exact sign-flip interval for the mean
-  difference and the exact sign-flip p-value (all 2**n flips), Holm-corrected. The interval
-  inverts the same test, so they agree; 3 seeds allow only 8 sign patterns, so no p is below
-  0.25 and no 95% interval exists: the table says "not estimable at n = 3" rather than print
-  the [min, max] a bootstrap gives, which covers about 75%.
+  that never generalises set to the budget), from the comparison engine
+  (`harness.stats.compare`, the suite's design: unit seed), one Holm family per metric. Below
+  20 seeds that is the exact sign-flip interval for the mean difference and the exact sign-flip
+  p-value (all 2**n flips); the interval inverts the same test, so they agree. 3 seeds allow
+  only 8 sign patterns, so no p is below 0.25 and no 95% interval exists: the table says "not
+  estimable at n = 3" rather than print the [min, max] a bootstrap gives, which covers about
+  75%.
 
 Then the paper's two claims in plain words, read off those paired step differences (ours: the
-wording and the thresholds, Holm p < 0.05 for "significant"): whether `md-optimal` and
+wording and the thresholds; "significant": Holm p <= alpha, `harness.stats.design.rejects`,
+at the design's alpha 0.05): whether `md-optimal` and
 `md-fixed` generalise in fewer steps than unweighted `md-uniform` and `md-uniform-inv-t` lags
 all of them; and which way AR against MD came out, with the preset the log ran, since the
 paper's setting is the `paper` preset.
@@ -24,8 +30,9 @@ paper's setting is the `paper` preset.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -33,10 +40,16 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.exact import median_interval, sign_flip_interval
-from harness.stats.intervals import Interval, t_interval, wilson
-from harness.stats.multiple import holm
-from harness.stats.paired import PairedTest, paired_permutation
+from harness.stats.compare import estimate, pair_family
+from harness.stats.design import rejects
+from harness.stats.exact import median_interval
+from harness.stats.intervals import Interval
+from harness.stats.paired import PairedTest
+from harness.suites.catalog import get_suite
+
+DESIGN = get_suite("k-parity").design  # unit: seed; final accuracy is bounded in [0, 1]
+STEPS = dataclasses.replace(DESIGN, score="unbounded")  # steps to generalise
+SHARE = dataclasses.replace(DESIGN, score="binary")  # generalised or not, per seed
 
 
 @dataclass(frozen=True)
@@ -44,13 +57,14 @@ class ArmRow:
     """One arm's statistics over seeds."""
 
     arm: str  # arm name
-    seeds: int  # runs
-    generalized: Interval  # share of seeds reaching 0.99, Wilson
+    seeds: int  # runs, errored ones included
+    generalized: Interval  # share of seeds reaching 0.99 (errored: not), Wilson
     median_steps: float  # median steps to generalise (inf: not reached)
     median_low: float  # order-statistic interval of the median; nan: not estimable
     median_high: float
-    final_acc: Interval  # final test accuracy, t interval
+    final_acc: Interval  # final test accuracy over the finished runs, t interval clipped
     median: Interval  # the median's interval, with its method and attained level
+    errors: int = 0  # runs that errored (counted as not generalised)
 
 
 @dataclass(frozen=True)
@@ -59,9 +73,9 @@ class ArmPair:
 
     arm_a: str
     arm_b: str
-    acc: PairedTest  # final accuracy a - b: exact sign-flip interval (nan: not estimable) and p
-    steps: PairedTest  # steps to generalise a - b (never = budget), likewise
-    p_holm_acc: float  # Holm over all pairs; nan: not tested
+    acc: PairedTest | None  # final accuracy a - b (engine; nan interval: not estimable)
+    steps: PairedTest | None  # steps to generalise a - b (never, or errored = budget), likewise
+    p_holm_acc: float  # Holm over the log's pairs; nan: not tested
     p_holm_steps: float
 
 
@@ -72,7 +86,7 @@ class ParityReport:
     task: str  # task label (preset)
     arms: tuple[ArmRow, ...]
     pairs: tuple[ArmPair, ...]
-    runs: tuple[dict[str, Any], ...]  # per run: arm, seed, steps, train_acc, test_acc, ...
+    runs: tuple[dict[str, Any], ...]  # per run: arm, seed, steps, ...; or arm, seed, error
     claims: tuple[str, ...] = ()  # the paper's claims, which way each came out here
 
 
@@ -81,24 +95,11 @@ def load_runs(location: str) -> list[dict[str, Any]]:
     return [{**r, "seed": int(r["seed"])} for r in load_training_runs(location, ("arm", "seed"))]
 
 
-def _paired(a: list[float], b: list[float]) -> PairedTest:
-    """Exact sign-flip interval of mean(a - b) and the exact sign-flip p-value."""
-    test = paired_permutation(a, b)
-    ci = sign_flip_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
-    return replace(
-        test,
-        low=ci.low,
-        high=ci.high,
-        confidence=ci.confidence if ci.estimable else math.nan,
-        method=f"{ci.method}; sign-flip p",
-    )
-
-
-def _clip01(ci: Interval) -> Interval:
-    """Accuracies live in [0, 1]; a t interval over 3 seeds can leave it (clipping loses none)."""
-    if not ci.estimable:
-        return ci
-    return replace(ci, low=max(0.0, ci.low), high=min(1.0, ci.high))
+def _steps(run: dict[str, Any], budget: float) -> float:
+    """Steps to generalise; a run that never did, or errored, counts as the budget."""
+    if "error" in run:
+        return budget
+    return float(run["steps_to_generalize"] or run["steps"][-1])
 
 
 def build_parity_report(
@@ -108,51 +109,42 @@ def build_parity_report(
     arms: dict[str, list[dict[str, Any]]] = {}
     for run in sorted(runs, key=lambda r: (r["arm"], r["seed"])):
         arms.setdefault(run["arm"], []).append(run)
+    finished = [r for r in runs if "error" not in r]
+    budget = max((float(r["steps"][-1]) for r in finished), default=math.nan)
     rows = []
     for arm, arm_runs in arms.items():
-        hits = [r["steps_to_generalize"] for r in arm_runs]
+        hits = [None if "error" in r else r["steps_to_generalize"] for r in arm_runs]
         steps = np.array([math.inf if h is None else h for h in hits], dtype=float)
         median = median_interval(steps)
+        done = [r["final_test_acc"] for r in arm_runs if "error" not in r]
         rows.append(
             ArmRow(
                 arm=arm,
                 seeds=len(arm_runs),
-                generalized=wilson(sum(h is not None for h in hits), len(hits)),
+                generalized=estimate(SHARE, [float(h is not None) for h in hits]),
                 median_steps=median.estimate,
                 median_low=median.low,
                 median_high=median.high,
-                final_acc=_clip01(t_interval([r["final_test_acc"] for r in arm_runs])),
+                final_acc=estimate(DESIGN, done),
                 median=median,
+                errors=len(arm_runs) - len(done),
             )
         )
-    tests = []
-    for a, b in combinations(sorted(arms), 2):
-        seeds = sorted({r["seed"] for r in arms[a]} & {r["seed"] for r in arms[b]})
-        if len(seeds) < 2:
-            continue
-        ra = {r["seed"]: r for r in arms[a]}
-        rb = {r["seed"]: r for r in arms[b]}
-
-        def steps_or_budget(r: dict[str, Any]) -> float:
-            return float(r["steps_to_generalize"] or r["steps"][-1])
-
-        acc = _paired(
-            [ra[s]["final_test_acc"] for s in seeds], [rb[s]["final_test_acc"] for s in seeds]
-        )
-        steps = _paired(
-            [steps_or_budget(ra[s]) for s in seeds], [steps_or_budget(rb[s]) for s in seeds]
-        )
-        tests.append((a, b, acc, steps))
-    pairs = []
-    if tests:
-        p_acc = holm([t[2].p_value for t in tests]).adjusted
-        p_steps = holm([t[3].p_value for t in tests]).adjusted
-        for (a, b, acc, steps), pa, ps in zip(tests, p_acc, p_steps, strict=True):
-            pairs.append(ArmPair(a, b, acc, steps, pa, ps))
+    names = list(combinations(sorted(arms), 2))
+    acc = {a: {str(r["seed"]): r["final_test_acc"] for r in rs if "error" not in r}
+           for a, rs in arms.items()}  # fmt: skip
+    steps_by = {a: {str(r["seed"]): _steps(r, budget) for r in rs} for a, rs in arms.items()}
+    p_acc = pair_family(DESIGN, [(a, b, acc[a], acc[b]) for a, b in names])
+    p_steps = pair_family(STEPS, [(a, b, steps_by[a], steps_by[b]) for a, b in names])
+    pairs = [
+        ArmPair(a, b, pa.test, ps.test, pa.p_holm, ps.p_holm)
+        for (a, b), pa, ps in zip(names, p_acc, p_steps, strict=True)
+        if pa.test is not None or ps.test is not None
+    ]
     return ParityReport(task, tuple(rows), tuple(pairs), tuple(runs), _claims(pairs, rows, preset))
 
 
-ALPHA = 0.05  # Holm-adjusted p below this reads "significant"
+ALPHA = DESIGN.alpha  # Holm-adjusted p at or below this reads "significant"
 MD_ARMS = ("md-optimal", "md-fixed", "md-uniform", "md-uniform-inv-t")
 
 
@@ -163,6 +155,8 @@ def _steps_diff(pairs: list[ArmPair], a: str, b: str) -> Diff | None:
     """Steps a - b (estimate, low, high), its Holm p and n, whichever way the pair was stored."""
     for p in pairs:
         s = p.steps
+        if s is None:
+            continue
         if (p.arm_a, p.arm_b) == (a, b):
             return s.estimate, s.low, s.high, p.p_holm_steps, s.n
         if (p.arm_a, p.arm_b) == (b, a):  # 0.0 - x: no "-0" for a zero difference
@@ -192,7 +186,7 @@ def _verdict(diffs: list[Diff], claimed: int) -> str:
     else:
         parts = [("same direction as the paper", agree), ("reversed", against), ("level", level)]
         way = ", ".join(f"{name} in {n} of {len(signs)}" for name, n in parts if n)
-    significant = sum(d[3] < ALPHA for d in diffs)  # nan (not tested) is never significant
+    significant = sum(rejects(d[3], ALPHA) for d in diffs)  # nan (not tested) never is
     return f"{way}; " + (
         "not significant" if significant == 0 else f"significant in {significant} of {len(diffs)}"
     )
@@ -260,7 +254,7 @@ def plot_curves(report: ParityReport, stem: Path) -> list[str]:
     rows = math.ceil(len(arms) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
     for ax, arm in zip(axes.flat, arms, strict=False):
-        for i, run in enumerate(r for r in report.runs if r["arm"] == arm):
+        for i, run in enumerate(r for r in report.runs if r["arm"] == arm and "error" not in r):
             colour = f"C{i % 10}"
             ax.plot(run["steps"], run["test_acc"], color=colour, label=f"seed {run['seed']} test")
             ax.plot(run["steps"], run["train_acc"], color=colour, linestyle="--", alpha=0.6)
@@ -292,8 +286,10 @@ def _median_text(ci: Interval) -> str:
     return f"{_fmt_steps(ci.estimate)} {bounds} ({ci.method})"
 
 
-def _diff_cell(t: PairedTest, spec: str) -> str:
+def _diff_cell(t: PairedTest | None, spec: str) -> str:
     """The difference with its exact sign-flip interval and attained level, or "not estimable"."""
+    if t is None:
+        return "not tested (fewer than two shared seeds)"
     ci = Interval(t.estimate, t.low, t.high, t.confidence, t.method, t.n)
     if not ci.estimable:
         return ci.text(spec)
@@ -303,7 +299,7 @@ def _diff_cell(t: PairedTest, spec: str) -> str:
 def parity_tables(report: ParityReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """(caption, header, rows) for the arms table and the pairs table."""
     arms = [
-        [r.arm, str(r.seeds), r.generalized.text(".2f"), _median_text(r.median),
+        [r.arm, str(r.seeds), str(r.errors), r.generalized.text(".2f"), _median_text(r.median),
          r.final_acc.text(".3f")]
         for r in report.arms
     ]  # fmt: skip
@@ -316,16 +312,17 @@ def parity_tables(report: ParityReport) -> list[tuple[str, list[str], list[list[
         (
             f"k-parity {report.task}: per arm over seeds (generalised: Wilson 95%; median: "
             "order-statistic interval, exact, at the level it attains, not estimable below 6 "
-            "seeds; final accuracy: t 95%, clipped to [0, 1])",
-            ["arm", "seeds", "generalised (share, Wilson)", "median steps to 0.99 (order stats)",
-             "final test accuracy (t)"],
+            "seeds; final accuracy: t 95%, clipped to [0, 1], over the runs that finished; an "
+            "errored run counts as not generalised)",
+            ["arm", "seeds", "errored", "generalised (share, Wilson)",
+             "median steps to 0.99 (order stats)", "final test accuracy (t)"],
             arms,
         ),
         (
             f"k-parity {report.task}: arms paired by seed (exact sign-flip interval for the mean "
             "difference at the level it attains, not estimable below 6 seeds; exact sign-flip "
-            "p over all 2^n flips, Holm over pairs; a seed that never generalises counts as the "
-            "full budget)",
+            "p over all 2^n flips (from 20 seeds: paired bootstrap), Holm over pairs; a seed "
+            "that never generalises, or errored, counts as the full budget)",
             ["arm a", "arm b", "final acc a - b (sign-flip)", "p (Holm)",
              "steps a - b (sign-flip)", "p (Holm)"],
             pairs,
