@@ -58,7 +58,9 @@ from harness.sandbox.limits import (
     prlimit_argv,
     wall_clock_text,
 )
+from harness.sandbox.output import read_head_tail, read_pipe, record_cut, record_wall_clock
 from harness.sandbox.seccomp import seccomp_fd, seccomp_program
+from harness.sandbox.workfs import WorkImage, quota_walk, remove_tree, workfs_support
 
 logger = logging.getLogger(__name__)
 
@@ -155,98 +157,6 @@ def _config(config: SandboxEnvironmentConfigType | None) -> BwrapConfig:
     )
 
 
-async def _read_head_tail(stream: asyncio.StreamReader | None, limit: int) -> tuple[bytes, int]:
-    """Read a stream to its end, keeping its first and last `limit // 2` bytes.
-
-    Returns the kept bytes, with a marker line where the middle was cut, and how many bytes
-    were cut (0 when everything fit).
-    """
-    head, tail = bytearray(), bytearray()
-    half = limit // 2
-    total = 0
-    while stream is not None and (chunk := await stream.read(1 << 16)):
-        total += len(chunk)
-        room = half - len(head)
-        if room > 0:
-            head += chunk[:room]
-            chunk = chunk[room:]
-        tail += chunk
-        if len(tail) > half:
-            del tail[: len(tail) - half]
-    cut = total - len(head) - len(tail)
-    if cut <= 0:
-        return bytes(head + tail), 0
-    marker = f"\n[harness: {cut} bytes of output cut here; the first and last {half} kept]\n"
-    return bytes(head) + marker.encode() + bytes(tail), cut
-
-
-def _record_cut(cmd: list[str], stream: str, cut: int) -> None:
-    """Say in the log that output was cut: a warning, and the sample's store when in one."""
-    logger.warning(
-        "bwrap: %s wrote %d bytes too many on %s; the middle was cut", cmd[:1], cut, stream
-    )
-    try:
-        from inspect_ai.util import store
-
-        cuts = store().get("harness_output_cut", [])
-        store().set("harness_output_cut", [*cuts, {"cmd": cmd[:1], "stream": stream, "bytes": cut}])
-    except Exception:  # not inside a sample (a direct call, a test): the warning says it
-        pass
-
-
-def _record_wall_clock(shown: list[str], seconds: int, grace: int, code: int) -> None:
-    """Say in the log, and the sample's store when in one, that the wall clock stopped a command.
-
-    `shown` is the command's first word, as a one-item list.
-    """
-    killed = code == 137
-    logger.warning(
-        "bwrap: %s got SIGTERM at its wall clock of %s s%s",
-        shown,
-        seconds,
-        f" and SIGKILL {grace} s later" if killed else "",
-    )
-    event = {
-        "cmd": shown,
-        "sigterm_at_s": seconds,
-        "sigkill_at_s": seconds + grace if killed else None,
-        "signal": "SIGKILL" if killed else "SIGTERM",
-        "exit_code": code,
-    }
-    try:
-        from inspect_ai.util import store
-
-        store().set("harness_wall_clock", [*store().get("harness_wall_clock", []), event])
-    except Exception:  # not inside a sample (a direct call, a test): the warning says it
-        pass
-
-
-def _over_quota(work: Path, max_bytes: int, max_files: int) -> str:
-    """Why the work folder is over its quota ("" when it is not); stops counting once it is."""
-    files = size = 0
-    stack = [str(work)]
-    while stack:
-        try:
-            entries = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                files += 1
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False):
-                        size += entry.stat(follow_symlinks=False).st_blocks * 512
-                except OSError:
-                    continue
-                if files > max_files:
-                    return f"more than {max_files} files and folders"
-                if size > max_bytes:
-                    return f"more than {max_bytes // (1024 * 1024)} MiB"
-    return ""
-
-
 def _kill(process: asyncio.subprocess.Process) -> None:
     """Kill bwrap's process group; --die-with-parent takes the namespace's processes along."""
     try:
@@ -260,12 +170,17 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     """One sample's bubblewrap sandbox: a host work folder and the config to run in it."""
 
     def __init__(
-        self, work_dir: Path, config: BwrapConfig, cgroup: SampleCgroup | None = None
+        self,
+        work_dir: Path,
+        config: BwrapConfig,
+        cgroup: SampleCgroup | None = None,
+        image: WorkImage | None = None,
     ) -> None:
         super().__init__()
         self.work_dir = work_dir
         self.config = config
         self.cgroup = cgroup
+        self.image = image  # the work folder's own filesystem, where the host allows one
 
     @override
     @classmethod
@@ -290,12 +205,21 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         ids = _host_ids()
         if ids is not None:
             os.chown(work, *ids)
+        image = None
+        if checked.filesystem_limit and not workfs_support():
+            made = await asyncio.to_thread(
+                WorkImage.create, work, checked.work_mb, checked.work_files, ids
+            )
+            if isinstance(made, str):
+                logger.warning("bwrap: no image for the work folder (%s); walking a quota", made)
+            else:
+                image = made
         cgroup = None
         if checked.cgroup:
             memory = checked.total_memory_mb * 1024 * 1024
-            cgroup = SampleCgroup.create(memory, checked.max_processes)
+            cgroup = SampleCgroup.create(memory, checked.max_processes, checked.cpus)
         # inspect copies the sample's `files` in afterwards, through write_file
-        return {"default": cls(work, checked, cgroup)}
+        return {"default": cls(work, checked, cgroup, image)}
 
     @override
     @classmethod
@@ -310,7 +234,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             box = environment.as_type(BwrapSandboxEnvironment)
             if box.cgroup is not None:
                 await asyncio.to_thread(box.cgroup.remove)
-            shutil.rmtree(box.work_dir, ignore_errors=True)
+            if box.image is not None:
+                await asyncio.to_thread(box.image.remove)
+            try:  # any depth: `shutil.rmtree` hits Python's recursion limit near 1,000 levels
+                await asyncio.to_thread(remove_tree, box.work_dir)
+            except OSError as ex:
+                logger.warning("bwrap: the work folder was left behind: %s", ex)
 
     @override
     @classmethod
@@ -375,20 +304,31 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         elif ids is not None:
             kwargs = {"user": ids[0], "group": ids[1], "extra_groups": []}
         ooms = self.cgroup.oom_kills() if self.cgroup is not None else 0
+        # stdout and stderr are our own pipes, so that a kill never waits on them (output.py)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+                stdout=out_w,
+                stderr=err_w,
                 env={"PATH": _SYSTEM_PATH},
+                cwd="/",  # else the host's working folder is in /proc/1/environ as PWD
                 start_new_session=True,
                 pass_fds=() if filter_fd is None else (filter_fd,),
                 **kwargs,
             )
+        except BaseException:
+            os.close(out_r)
+            os.close(err_r)
+            raise
         finally:
-            if filter_fd is not None:
-                os.close(filter_fd)
+            for fd in (out_w, err_w) if filter_fd is None else (out_w, err_w, filter_fd):
+                os.close(fd)
+        (out_reader, out_pipe), (err_reader, err_pipe) = [
+            await read_pipe(fd) for fd in (out_r, err_r)
+        ]
         limit = SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE
 
         async def communicate() -> tuple[bytes, bytes, int]:
@@ -400,34 +340,42 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 except (BrokenPipeError, ConnectionResetError):
                     pass
             (out, out_cut), (err, err_cut) = await asyncio.gather(
-                _read_head_tail(process.stdout, limit), _read_head_tail(process.stderr, limit)
+                read_head_tail(out_reader, limit), read_head_tail(err_reader, limit)
             )
             for name, cut in (("stdout", out_cut), ("stderr", err_cut)):
                 if cut:
-                    _record_cut(shown, name, cut)
+                    record_cut(shown, name, cut)
             return out, err, await process.wait()
 
         try:
             out, err, code = await asyncio.wait_for(communicate(), backstop)
         except BaseException as ex:  # the timeout, or the sample being cancelled
             _kill(process)
+            if process.stdin is not None:
+                process.stdin.close()  # a write the command never read must not hold the wait
             await asyncio.shield(process.wait())
             if isinstance(ex, TimeoutError):
                 logger.warning("bwrap: %s timed out after %s s (timeout)", shown, backstop)
                 raise TimeoutError(f"bwrap: command timed out after {backstop} s") from None
             raise
+        finally:
+            out_pipe.close()
+            err_pipe.close()
         stderr = err.decode("utf-8", errors="replace")
         elapsed = time.monotonic() - started
         if grace is not None and code in (124, 137) and elapsed >= seconds:
             # `timeout` fired: SIGTERM at the wall clock, and SIGKILL after the grace if 137
             stderr += "\n" + wall_clock_text(seconds, grace if code == 137 else None) + "\n"
-            _record_wall_clock(shown, seconds, grace, code)
+            record_wall_clock(shown, seconds, grace, code)
         if self.cgroup is not None and self.cgroup.oom_kills() > ooms:
             stderr += f"\n{CGROUP_OOM_TEXT} ({self.config.total_memory_mb} MiB)]\n"
             code = code or 1
-        over = await asyncio.to_thread(
-            _over_quota, self.work_dir, self.config.work_mb * 1024 * 1024, self.config.work_files
-        )
+        if self.image is not None:
+            over = await asyncio.to_thread(self.image.is_full)
+        else:
+            over = await asyncio.to_thread(
+                quota_walk, self.work_dir, self.config.work_mb * 1024 * 1024, self.config.work_files
+            )
         if over:
             stderr += f"\n{WORK_QUOTA_TEXT} ({over})]\n"
             code = code or 1

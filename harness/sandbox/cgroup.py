@@ -11,12 +11,15 @@ Where it can be made:
 - **cgroup v2** (the unified hierarchy at /sys/fs/cgroup) when the harness's cgroup is
   writable and has the memory and pids controllers enabled for its children (a delegated
   subtree, e.g. a systemd scope with `Delegate=yes`): `memory.max`, `memory.swap.max = 0`,
-  `pids.max`.
+  `pids.max`, and `cpu.max` where the cpu controller can be enabled too.
 - **cgroup v1** when the memory and pids hierarchies are mounted and writable (as root on a
   host without v2): `memory.limit_in_bytes` (and `memory.memsw.limit_in_bytes`, so swap is no
-  way out), `pids.max`. The issue asked for v2; v1 is used only where v2 is not there.
+  way out), `pids.max`, and `cpu.cfs_quota_us` where the cpu hierarchy is writable too. The
+  issue asked for v2; v1 is used only where v2 is not there.
 
-`cgroup_support()` says which, or why neither, for `harness doctor`.
+The CPU quota (`BwrapConfig.cpus`) is the CFS bandwidth limit: the sample's processes together
+get `cpus` CPUs' worth of time in each 100 ms period, however many cores they spread over.
+`cgroup_support()` says which version, whether the quota holds, or why not, for `harness doctor`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+_CPU_PERIOD_US = 100_000  # the CFS period: the quota is this many microseconds times `cpus`
 
 # Run as the first program of each command: write its own pid into each `cgroup.procs` given
 # before `--`, then exec the rest. Joining before bwrap starts means nothing escapes it.
@@ -45,8 +49,9 @@ class CgroupSupport:
     """Whether a per-sample cgroup can be made here: its version and parents, or why not."""
 
     version: str  # "v2", "v1", or "" when none can be made
-    parents: tuple[Path, ...]  # v2: one folder; v1: the memory folder, then the pids folder
-    reason: str  # why not ("" when one can)
+    parents: tuple[Path, ...]  # v2: one folder; v1: the memory, pids (and cpu) folders
+    reason: str  # why not ("" when one can); or, with a version, why there is no CPU quota
+    cpu: bool = False  # whether a CPU quota can be set in the sample's cgroup
 
 
 def _own_paths() -> dict[str, str]:
@@ -101,7 +106,16 @@ def _v2_support(own: dict[str, str]) -> CgroupSupport:
                 "cgroup (systemd-run --user --scope -p Delegate=yes ...)",
             )
     why = _probe(parent)
-    return CgroupSupport("v2", (parent,), "") if not why else CgroupSupport("", (), f"v2: {why}")
+    if why:
+        return CgroupSupport("", (), f"v2: {why}")
+    if "cpu" not in set(enabled.read_text().split()):
+        try:
+            enabled.write_text("+cpu")
+        except OSError as ex:
+            return CgroupSupport(
+                "v2", (parent,), f"cgroup v2: the cpu controller cannot be enabled ({ex.strerror})"
+            )
+    return CgroupSupport("v2", (parent,), "", cpu=True)
 
 
 def _v1_support(own: dict[str, str]) -> CgroupSupport:
@@ -114,7 +128,13 @@ def _v1_support(own: dict[str, str]) -> CgroupSupport:
         if why := _probe(parent):
             return CgroupSupport("", (), f"cgroup v1: {why}")
         parents.append(parent)
-    return CgroupSupport("v1", tuple(parents), "")
+    mount = CGROUP_ROOT / "cpu"
+    if "cpu" not in own or not (mount / "cgroup.procs").is_file():
+        return CgroupSupport("v1", tuple(parents), "cgroup v1: the cpu hierarchy is not mounted")
+    cpu = mount / own["cpu"].lstrip("/")
+    if why := _probe(cpu):
+        return CgroupSupport("v1", tuple(parents), f"cgroup v1: {why}")
+    return CgroupSupport("v1", (*parents, cpu), "", cpu=True)
 
 
 @functools.cache
@@ -136,16 +156,25 @@ class SampleCgroup:
     """The cgroup (one folder per hierarchy) that one sample's commands run in."""
 
     version: str
-    folders: tuple[Path, ...]
+    folders: tuple[Path, ...]  # v2: one; v1: memory, pids (and cpu)
+    cpus: float | None = None  # the CPU quota set, in CPUs; None where none is
 
     @classmethod
-    def create(cls, memory_bytes: int, max_pids: int) -> SampleCgroup | None:
-        """Make a cgroup with these limits, or return None where `cgroup_support` says no."""
+    def create(
+        cls, memory_bytes: int, max_pids: int, cpus: float | None = None
+    ) -> SampleCgroup | None:
+        """Make a cgroup with these limits, or return None where `cgroup_support` says no.
+
+        `cpus` is the CPU quota in CPUs (None for none); it is set where `cgroup_support().cpu`.
+        """
         support = cgroup_support()
         if not support.version:
             return None
         name = f"harness-sandbox-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         folders = tuple(parent / name for parent in support.parents)
+        quota = None
+        if cpus is not None and support.cpu:
+            quota = max(1000, round(cpus * _CPU_PERIOD_US))  # the kernel's floor is 1 ms
         made = []
         try:
             for folder in folders:
@@ -157,17 +186,22 @@ class SampleCgroup:
                 if (folder / "memory.swap.max").exists():
                     (folder / "memory.swap.max").write_text("0")
                 (folder / "pids.max").write_text(str(max_pids))
+                if quota is not None:
+                    (folder / "cpu.max").write_text(f"{quota} {_CPU_PERIOD_US}")
             else:
-                memory, pids = folders
+                memory, pids, *cpu = folders
                 (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
                 if (memory / "memory.memsw.limit_in_bytes").exists():
                     (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
                 (pids / "pids.max").write_text(str(max_pids))
+                if quota is not None and cpu:
+                    (cpu[0] / "cpu.cfs_period_us").write_text(str(_CPU_PERIOD_US))
+                    (cpu[0] / "cpu.cfs_quota_us").write_text(str(quota))
         except OSError:
             for folder in made:
                 folder.rmdir()
             raise
-        return cls(support.version, folders)
+        return cls(support.version, folders, cpus if quota is not None else None)
 
     def join_argv(self) -> list[str]:
         """The prefix that puts a command into this cgroup before it runs."""
@@ -183,6 +217,19 @@ class SampleCgroup:
             for line in events.read_text().splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def cpu_throttled(self) -> int:
+        """How many periods the CPU quota has held the cgroup back so far (0 without one)."""
+        if self.cpus is None:
+            return 0
+        try:
+            for line in (self.folders[-1] / "cpu.stat").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "nr_throttled":
                     return int(value)
         except (OSError, ValueError):
             pass

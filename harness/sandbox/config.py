@@ -47,11 +47,24 @@ class BwrapConfig(BaseModel):
     """Size of the sandbox's /tmp in MiB: a tmpfs in host memory, so it is bounded."""
 
     work_mb: int = Field(default=4096, gt=0)
-    """Quota on the work folder in MiB, all files together; checked after each command, which
-    then fails with the reason "limit: work folder"."""
+    """Quota on the work folder in MiB, all files together. Where the host allows it
+    (`filesystem_limit`, `harness doctor`), the work folder is a filesystem of this size, so
+    no write can pass it even while a command runs; elsewhere it is checked after each
+    command. A command that fills it fails with the reason "limit: work folder"."""
 
     work_files: int = Field(default=200_000, gt=0)
-    """Quota on the number of files and folders in the work folder, checked the same way."""
+    """Quota on the number of files and folders in the work folder, held the same way (on an
+    image, the inodes are also capped at one for each 2 KiB of `work_mb`)."""
+
+    filesystem_limit: bool = True
+    """Make the work folder a loop-mounted image of `work_mb` MiB where the host allows it
+    (`harness.sandbox.workfs`); off, or where it cannot be had, the quota is walked after
+    each command instead."""
+
+    cpus: float | None = Field(default=1.0, gt=0)
+    """CPU quota for the whole sample, in CPUs (0.5: half of one core's time; 2: two cores'),
+    set in the sample's cgroup where the host has the cpu controller (`harness doctor`);
+    None for none. Only the wall clock and `cpu_seconds` bound CPU where it cannot be set."""
 
     network: bool = False
     """Share the host's network, for an install phase only; off by default."""

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from harness.errors import HarnessUsageError
 from harness.sandbox.bwrap import bwrap_available
 from harness.sandbox.cgroup import cgroup_support
-from harness.sandbox.seccomp import seccomp_program
+from harness.sandbox.seccomp import seccomp_filter
+from harness.sandbox.workfs import workfs_support
 
 
 @dataclass(frozen=True)
@@ -61,21 +62,42 @@ def sandbox_statuses() -> list[SandboxStatus]:
 def aggregate_limits() -> list[SandboxStatus]:
     """Which limits hold for a sandbox as a whole, and which filter; why not where one doesn't.
 
-    `/tmp` and the work folder are always bounded (a sized tmpfs; a quota checked after each
-    command). Memory and processes are bounded for the sample where a cgroup can be made
-    (`cgroup.py`), and per process (prlimit) always. The seccomp filter needs libseccomp's
-    binding (`seccomp.py`).
+    `/tmp` is a sized tmpfs. The work folder is a filesystem of its own size where the host
+    allows one (`workfs.py`), else a quota checked after each command. Memory, processes and
+    CPU are bounded for the sample where a cgroup (and its cpu controller) can be had
+    (`cgroup.py`); memory and processes per process (prlimit) always. The seccomp filter needs
+    libseccomp's binding (`seccomp.py`), and names any call it could not filter.
     """
     support = cgroup_support()
-    program = seccomp_program()
+    built = seccomp_filter()
+    image_why = workfs_support()
+    if isinstance(built, str):
+        seccomp = SandboxStatus("  seccomp", False, built)
+    elif built.unknown:
+        seccomp = SandboxStatus(
+            "  seccomp",
+            False,
+            f"libseccomp does not know {', '.join(built.unknown)}: not filtered; "
+            "update libseccomp (python3-seccomp)",
+        )
+    else:
+        seccomp = SandboxStatus(
+            "  seccomp",
+            True,
+            "libseccomp filter: no ptrace, pidfd_getfd, mount, unshare/setns, keyctl, bpf, "
+            "perf_event_open, io_uring, AF_VSOCK, module or clock calls",
+        )
     return [
         SandboxStatus("  /tmp", True, "a tmpfs of tmp_mb MiB (default 512)"),
         SandboxStatus(
             "  /work",
             True,
-            "a quota of work_mb MiB and work_files entries, checked "
-            "after each command (the command fails: 'limit: work folder')",
-        ),  # fmt: skip
+            "a loop-mounted image of work_mb MiB and work_files inodes: no write passes it, "
+            "even while a command runs"
+            if not image_why
+            else "a quota of work_mb MiB and work_files entries, checked after each command "
+            f"only (a command can hold more while it runs): {image_why}",
+        ),
         SandboxStatus(
             "  cgroup",
             bool(support.version),
@@ -85,13 +107,14 @@ def aggregate_limits() -> list[SandboxStatus]:
             else "memory and processes are limited per process only (prlimit): " + support.reason,
         ),
         SandboxStatus(
-            "  seccomp",
-            not isinstance(program, str),
-            program
-            if isinstance(program, str)
-            else "libseccomp filter: no ptrace, mount, unshare/setns, keyctl, bpf, "
-            "perf_event_open, io_uring, module or clock calls",
+            "  cpu",
+            support.cpu,
+            f"cgroup {support.version} cpu quota: cpus CPUs (default 1) for each sample"
+            if support.cpu
+            else "no CPU quota; only the wall clock and cpu_seconds per process: "
+            + (support.reason or "no cgroup"),
         ),
+        seccomp,
     ]
 
 

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.errors import HarnessUsageError
-from harness.sandbox import doctor
+from harness.sandbox import cgroup, doctor, workfs
 
 
 def test_doctor_lists_every_sandbox_with_a_verdict_and_a_reason(monkeypatch):
@@ -15,8 +15,12 @@ def test_doctor_lists_every_sandbox_with_a_verdict_and_a_reason(monkeypatch):
     result = CliRunner().invoke(main, ["doctor"])
     assert result.exit_code == 0, result.output
     lines = {line.split()[0]: line for line in result.output.splitlines()}
-    assert set(lines) == {"bwrap", "docker", "local", "/tmp", "/work", "cgroup", "seccomp"}
+    assert set(lines) == {"bwrap", "docker", "local", "/tmp", "/work", "cgroup", "cpu", "seccomp"}
     assert lines["/tmp"].split()[1] == lines["/work"].split()[1] == "works"
+    # which /work limit holds here: a filesystem of its own, or the walk after each command
+    assert ("loop-mounted image" in lines["/work"]) == (workfs.workfs_support() == "")
+    assert "after each command only" in lines["/work"] or not workfs.workfs_support()
+    assert ("cpu quota" in lines["cpu"]) == cgroup.cgroup_support().cpu, lines["cpu"]
     assert lines["seccomp"].split()[1] == "works", lines["seccomp"]  # make test installs it
     assert "cgroup" in lines["cgroup"]
     assert lines["bwrap"].split()[1] == "works"  # make test installs it
@@ -41,3 +45,11 @@ def test_docker_without_an_engine_is_one_line_naming_bwrap(monkeypatch, tmp_path
     doctor.require_sandbox("bwrap")  # works here: no error
     with pytest.raises(HarnessUsageError, match="unknown sandbox"):
         doctor.require_sandbox("vm")
+
+
+def test_doctor_names_syscalls_the_filter_could_not_refuse(monkeypatch):
+    from harness.sandbox.seccomp import SeccompFilter
+
+    monkeypatch.setattr(doctor, "seccomp_filter", lambda: SeccompFilter(b"", ("pidfd_getfd",)))
+    [seccomp] = [s for s in doctor.aggregate_limits() if s.name.strip() == "seccomp"]
+    assert not seccomp.works and "pidfd_getfd" in seccomp.detail
