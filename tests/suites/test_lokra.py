@@ -10,8 +10,11 @@ import torch
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
+from harness.stats.compare import pair_family
 from harness.stats.intervals import t_interval
+from harness.suites.catalog import get_suite
 from harness.suites.lokra.report import (
+    arm_name,
     build_lokra_report,
     load_lokra_runs,
     lokra_tables,
@@ -128,7 +131,8 @@ def test_suite_end_to_end_with_report(tmp_path):
         assert [p.arm for p in section.pairs] == arms[1:]
         assert all(a.seeds == 2 for a in section.arms)
         assert all(not p.diff.estimable for p in section.pairs)  # 2 seeds: no 95% interval
-        (_, _, _), (caption, _, pair_rows) = lokra_tables(section)
+        (_, _, arm_rows), (caption, _, pair_rows) = lokra_tables(section)
+        assert all(r[4] == "0" for r in arm_rows)  # errored runs, none here
         assert "arm - LoRA" in caption and "exact sign-flip" in caption
         assert all(r[3].endswith("(not estimable at n = 2)") for r in pair_rows)
         assert plot_lokra(section, tmp_path / f"{id(section)}.png").endswith(".png")
@@ -198,6 +202,42 @@ def test_lokra_table_says_not_tested_for_a_nan_p():
     )
     (_, _, _), (_, _, rows) = lokra_tables(LokraReport("t", (), (pair,), ()))
     assert rows[0][3:] == ["+0.1000 (not estimable at n = 3)", "not tested", "not tested"]
+
+
+def test_an_errored_run_is_counted_and_left_out_of_the_mean():
+    runs = _runs([0.50, 0.52, 0.51, 0.53], "lora") + _runs([0.45, 0.47, 0.46], "lokra", 1e-2)
+    runs += [{"experiment": "fit", "method": "lokra", "lam": 1e-2, "seed": 3, "target": "flat",
+              "error": "RuntimeError('boom')"}]  # fmt: skip
+    rep = build_lokra_report("t", runs)
+    lora, lokra = rep.arms
+    assert (lora.seeds, lora.errors, lokra.seeds, lokra.errors) == (4, 0, 4, 1)
+    assert lokra.score == t_interval([0.45, 0.47, 0.46])
+    (pair,) = rep.pairs
+    assert pair.diff.n == 3  # seed 3 errored: paired on the three that finished
+    (_, head, rows), _ = lokra_tables(rep)
+    assert head[4] == "errored" and [r[4] for r in rows] == ["0", "1"]
+    assert any("k-rank" in c or "no LoKRA" in c for c in rep.checks)  # the checks still run
+
+
+def test_pairs_are_the_engines():
+    rng = np.random.default_rng(5)
+    lora = list(0.5 + rng.normal(0.0, 0.02, 8))
+    runs = _runs(lora, "lora") + _runs([x + rng.normal(0.01, 0.01) for x in lora], "lokra", 1e-2)
+    runs += _runs([x - 0.02 for x in lora[:6]], "lokra_plus", optimum=0.4)
+    rep = build_lokra_report("t", runs)
+    design = get_suite("lokra").design
+    by = {}
+    for r in runs:
+        name = arm_name(r["method"], r["lam"])
+        by.setdefault(name, {})[str(r["seed"])] = r["score"]
+    want = pair_family(
+        design, [(n, "lora", by[n], by["lora"]) for n in ("lokra lam=0.01", "lokra_plus")]
+    )
+    got = [(p.arm, p.diff.estimate, p.diff.low, p.diff.high, p.p_value, p.p_holm)
+           for p in rep.pairs]  # fmt: skip
+    assert got == [(w.arm_a, w.test.estimate, w.test.low, w.test.high, w.test.p_value, w.p_holm)
+                   for w in want]  # fmt: skip
+    assert rep.pairs[0].diff.estimable  # 8 seeds: an exact sign-flip interval exists
 
 
 def _normal_lokra_runs(rng, seeds):

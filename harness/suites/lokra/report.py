@@ -5,10 +5,14 @@ For each `lokra` log (one experiment) and target:
   numerical Kruskal rank, "worst σ_min" (the smallest σ_min of the normalised columns over
   2,000 sampled rows-sized subsets of A or C, the continuous quantity the k-rank thresholds at
   1e-3) and, for fitting, the closed-form optimum;
-- one row per arm against LoRA on the same seeds: the mean difference with the exact sign-flip
-  interval over the per-seed differences and the exact sign-flip p-value (all 2**n flips),
-  Holm-corrected over the target's arms (fit: lower error is better; transfer: higher accuracy
-  is better). The presets run 3 seeds (fit) and 5 (transfer): no sign-flip p is then below 0.25
+- the runs that errored, counted per arm: a score is continuous (an error, an accuracy), so an
+  errored run is left out of the mean and the pairs, and the table says how many there were;
+- one row per arm against LoRA on the same seeds, from the comparison engine
+  (`harness.stats.compare`, the suite's design: unit seed, unbounded score, one Holm family per
+  target): below 20 seeds the mean difference with the exact sign-flip interval over the
+  per-seed differences and the exact sign-flip p-value (all 2**n flips), Holm-corrected over the
+  target's arms (fit: lower error is better; transfer: higher accuracy is better). The presets
+  run 3 seeds (fit) and 5 (transfer): no sign-flip p is then below 0.25
   or 0.0625, and no 95% interval for a difference exists below 6 seeds, so the table says "not
   estimable at n = 3" instead of printing one. A p-value that could not be computed is "not
   tested" and stays out of Holm;
@@ -28,10 +32,11 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.exact import sign_flip_interval
-from harness.stats.intervals import Interval, t_interval
-from harness.stats.multiple import holm
-from harness.stats.paired import paired_permutation
+from harness.stats.compare import estimate, pair_family
+from harness.stats.intervals import Interval
+from harness.suites.catalog import get_suite
+
+DESIGN = get_suite("lokra").design  # unit: seed; unbounded scores; a family per target
 
 
 @dataclass(frozen=True)
@@ -41,12 +46,13 @@ class LokraArm:
     experiment: str  # "fit" or "transfer"
     target: str  # fitting target, or "gmm"
     arm: str  # "lora", "lokra λ=…", "lokra_plus"
-    seeds: int  # runs
-    score: Interval  # mean score over seeds, t interval
+    seeds: int  # runs, errored ones included
+    score: Interval  # mean score over the seeds that finished, t interval
     params: int  # trainable parameters
     krank: float  # mean numerical Kruskal rank of A (or C)
     sigma: float  # mean over seeds of the worst sampled subset's σ_min of A (or C); nan if absent
     optimum: float  # fit: mean closed-form optimum error; transfer: nan
+    errors: int = 0  # runs that errored (left out of the score, counted here)
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,8 @@ class LokraPair:
     experiment: str  # "fit" or "transfer"
     target: str  # fitting target, or "gmm"
     arm: str  # the arm compared with LoRA
-    diff: Interval  # mean (arm - LoRA) over seeds, exact sign-flip interval; nan: not estimable
-    p_value: float  # exact sign-flip test of the per-seed differences; nan: not tested
+    diff: Interval  # mean (arm - LoRA) over seeds, the engine's interval; nan: not estimable
+    p_value: float  # the engine's test of the per-seed differences; nan: not tested
     p_holm: float  # Holm over the target's tested arms; nan: not tested
 
 
@@ -77,7 +83,7 @@ def arm_name(method: str, lam: float) -> str:
 
 
 def load_lokra_runs(location: str) -> list[dict[str, Any]]:
-    """Per-sample runs of a lokra log, read by `harness.logs`; errored samples have none."""
+    """Per-sample runs of a lokra log, read by `harness.logs`; an errored one has `error`."""
     keys = ("experiment", "method", "lam", "seed", "target")
     return [
         {**run, "lam": float(run["lam"]), "seed": int(run["seed"])}
@@ -85,14 +91,9 @@ def load_lokra_runs(location: str) -> list[dict[str, Any]]:
     ]
 
 
-def _paired(diffs: list[float]) -> tuple[Interval, float]:
-    """Exact sign-flip interval and p-value of the per-seed differences (arm - LoRA).
-
-    Decided exactly, never by closeness: all differences exactly 0 give p = 1; any other set,
-    constant or not, gets the sign-flip test over all 2**n flips.
-    """
-    d = np.asarray(diffs, dtype=float)
-    return sign_flip_interval(d), paired_permutation(d, np.zeros_like(d)).p_value
+def _mean(runs: list[dict], key: str) -> float:
+    values = [r.get(key, math.nan) for r in runs]
+    return float(np.mean(values)) if values else math.nan
 
 
 def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
@@ -106,26 +107,25 @@ def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
         key = (r["experiment"], r["target"])
         groups.setdefault(key, {}).setdefault(arm_name(r["method"], r["lam"]), []).append(r)
     for (experiment, target), by_arm in groups.items():
+        done = {name: [r for r in rs if "error" not in r] for name, rs in by_arm.items()}
         for name, rs in by_arm.items():
+            ok = done[name]
             arms.append(LokraArm(experiment, target, name, len(rs),
-                                 t_interval([r["score"] for r in rs]), int(rs[0]["params"]),
-                                 float(np.mean([r["krank"] for r in rs])),
-                                 float(np.mean([r.get("sigma", math.nan) for r in rs])),
-                                 float(np.mean([r["optimum"] for r in rs]))))  # fmt: skip
-        lora = {r["seed"]: r for r in by_arm.get("lora", [])}
-        tests = []
-        for name, rs in by_arm.items():
-            shared = [r for r in rs if r["seed"] in lora]
-            if name == "lora" or len(shared) < 2:
-                continue
-            diffs = [r["score"] - lora[r["seed"]]["score"] for r in shared]
-            tests.append((name, *_paired(diffs)))
-        if tests:
-            raw = [p for _, _, p in tests]  # nan: not tested, left out of Holm
-            for (name, ci, p), ph in zip(tests, holm(raw).adjusted, strict=True):
-                pairs.append(LokraPair(experiment, target, name, ci, p, ph))
+                                 estimate(DESIGN, [r["score"] for r in ok]),
+                                 int(ok[0]["params"]) if ok else 0, _mean(ok, "krank"),
+                                 _mean(ok, "sigma"), _mean(ok, "optimum"),
+                                 len(rs) - len(ok)))  # fmt: skip
+        scores = {n: {str(r["seed"]): r["score"] for r in rs} for n, rs in done.items()}
+        lora = scores.get("lora", {})
+        others = [n for n in by_arm if n != "lora"]
+        family = pair_family(DESIGN, [(n, "lora", scores[n], lora) for n in others])
+        for p in family:
+            if p.test is not None:  # fewer than two seeds shared with LoRA: no row
+                t = p.test
+                diff = Interval(t.estimate, t.low, t.high, t.confidence, t.method, t.n)
+                pairs.append(LokraPair(experiment, target, p.arm_a, diff, t.p_value, p.p_holm))
         if experiment == "fit":
-            checks += _fit_checks(target, by_arm)
+            checks += _fit_checks(target, {n: rs for n, rs in done.items() if rs})
     return LokraReport(label, tuple(arms), tuple(pairs), tuple(checks))
 
 
@@ -159,27 +159,29 @@ def _fit_checks(target: str, by_arm: dict[str, list[dict]]) -> list[str]:
 def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """Caption, header and rows of the arm and pair tables."""
 
-    def level(i: Interval) -> str:  # the sign-flip interval's attained level, when it has one
+    def level(i: Interval) -> str:  # the interval's attained level, when it has one
         return f"{i.text('+.4f')} ({100 * i.confidence:.1f}%)" if i.estimable else i.text("+.4f")
 
     def p_text(p: float) -> str:
         return "not tested" if math.isnan(p) else f"{p:.3g}"
 
-    arm_rows = [[a.experiment, a.target, a.arm, str(a.seeds), a.score.text(".4f"), str(a.params),
+    arm_rows = [[a.experiment, a.target, a.arm, str(a.seeds), str(a.errors),
+                 a.score.text(".4f"), str(a.params),
                  f"{a.krank:.2f}", "" if math.isnan(a.sigma) else f"{a.sigma:.2g}",
                  "" if math.isnan(a.optimum) else f"{a.optimum:.4f}"]
                 for a in report.arms]  # fmt: skip
     pair_rows = [[p.experiment, p.target, p.arm, level(p.diff), p_text(p.p_value),
                   p_text(p.p_holm)] for p in report.pairs]  # fmt: skip
     return [
-        (f"LoKRA (reconstructed), {report.label}: score per arm, mean over seeds (95% t interval;"
-         " fit: relative error, lower is better; transfer: accuracy)",
-         ["experiment", "target", "arm", "seeds", "score", "params", "k-rank", "worst σ_min",
-          "optimum"],
+        (f"LoKRA (reconstructed), {report.label}: score per arm, mean over the seeds that finished"
+         " (95% t interval; fit: relative error, lower is better; transfer: accuracy; an errored "
+         "run is left out and counted)",
+         ["experiment", "target", "arm", "seeds", "errored", "score", "params", "k-rank",
+          "worst σ_min", "optimum"],
          arm_rows),
         (f"LoKRA (reconstructed), {report.label}: arm - LoRA on the same seeds (exact sign-flip "
          "interval at the level it attains, not estimable below 6 seeds; exact sign-flip p over "
-         "all 2^n flips, Holm over each target's arms)",
+         "all 2^n flips; from 20 seeds a paired bootstrap; Holm over each target's arms)",
          ["experiment", "target", "arm", "arm - LoRA (sign-flip)", "p (sign-flip)", "p (Holm)"],
          pair_rows),
     ]  # fmt: skip
