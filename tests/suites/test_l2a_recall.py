@@ -13,6 +13,8 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
+from harness.stats.compare import pair_family
+from harness.suites.catalog import get_suite
 from harness.suites.l2a.report import build_l2a_report, l2a_tables, load_l2a_runs, plot_l2a
 from harness.suites.l2a.task import arms, l2a_queries, l2a_recall
 
@@ -65,8 +67,10 @@ def test_checks_on_constructed_runs_pass_and_fail_for_the_right_reasons():
     # says there is none at 95%
     assert not first.ce_vs_full.estimable
     ((_, header, rows),) = l2a_tables(rep)
-    assert header[6] == "CE − full (sign-flip)" and rows[2][6] == "0.020 (not estimable at n = 2)"
-    assert rows[2][2] == "99.0 [99.0, 99.0]"  # t over two equal accuracies
+    assert header[7] == "CE − full (sign-flip)" and rows[2][7] == "0.020 (not estimable at n = 2)"
+    assert rows[2][8] == "1"  # 2 seeds: the exact sign-flip p of two positive differences is 2/4
+    assert rows[0][7] == rows[0][8] == "–"  # full-global against itself: no pair
+    assert rows[2][3] == "99.0 [99.0, 99.0]"  # t over two equal accuracies
     lines = "\n".join(rep.checks)
     assert "SWA-only accuracy ≤ 10%: pass" in lines
     assert "full-global accuracy ≥ 95%: pass" in lines
@@ -91,9 +95,40 @@ def _normal_arms(rng, seeds):
 def test_intervals_per_arm_at_8_seeds_and_the_paired_ce():
     rep = build_l2a_report("t", _normal_arms(np.random.default_rng(0), 8))
     l2a = rep.arms[1]
-    assert l2a.ce_vs_full.estimable and l2a.ce_vs_full.method == "exact sign-flip, 95.3%"
+    assert l2a.ce_vs_full.estimable and l2a.ce_vs_full.method.endswith("exact sign-flip, 95.3%")
     ((_, _, rows),) = l2a_tables(rep)
-    assert rows[1][6].endswith("(95.3%)")
+    assert rows[1][7].endswith("(95.3%)")
+
+
+def test_an_errored_run_is_counted_and_left_out_of_the_means():
+    runs = _normal_arms(np.random.default_rng(1), 4)
+    runs.append({"variant": "l2a", "lam": 1e-4, "seed": 4, "error": "RuntimeError('boom')"})
+    rep = build_l2a_report("t", runs)
+    full, l2a = rep.arms
+    assert (full.seeds, full.errors, l2a.seeds, l2a.errors) == (4, 0, 5, 1)
+    done = [r for r in runs if r["variant"] == "l2a" and "error" not in r]
+    assert l2a.accuracy.n == 4 and l2a.accuracy.estimate == pytest.approx(
+        np.mean([r["accuracy"] for r in done])
+    )
+    assert l2a.ce_vs_full.n == 4
+    ((_, header, rows),) = l2a_tables(rep)
+    assert header[2] == "errored" and [r[2] for r in rows] == ["0", "1"]
+
+
+def test_ce_pairs_are_the_engines():
+    runs = _normal_arms(np.random.default_rng(2), 8)
+    runs += [{**r, "variant": "swa", "ce": r["ce"] + 1.0} for r in runs if r["variant"] == "full"]
+    rep = build_l2a_report("t", runs)
+    ce = {}
+    for r in runs:
+        ce.setdefault((r["variant"], r["lam"]), {})[str(r["seed"])] = r["ce"]
+    full = ce[("full", 0.0)]
+    want = pair_family(get_suite("l2a-recall").design,
+                       [("swa", "full", ce[("swa", 0.0)], full),
+                        ("l2a", "full", ce[("l2a", 1e-4)], full)])  # fmt: skip
+    got = [(a.ce_vs_full.estimate, a.ce_vs_full.low, a.ce_vs_full.high, a.ce_p_holm)
+           for a in rep.arms[1:]]  # fmt: skip
+    assert got == [(w.test.estimate, w.test.low, w.test.high, w.p_holm) for w in want]
 
 
 @pytest.mark.slow

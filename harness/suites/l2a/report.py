@@ -4,10 +4,14 @@ For each `l2a-recall` log, one row per arm (full, swa, and l2a at each λ′):
 - recall accuracy, mean over seeds with a t interval;
 - the routed fraction (share of token-layer pairs with d_t = 1), mean with a t interval, and the
   routing at query positions per layer;
-- the query CE, and CE − full-global's on the same seeds: the "loss against full-global", with
-  the exact sign-flip interval over the per-seed differences, which exists from 6 seeds on (the
-  preset runs 2; below 6 the table says "not estimable at n = 2" rather than print an interval
-  that covers less than it claims);
+- the query CE, and CE − full-global's on the same seeds: the "loss against full-global", from
+  the comparison engine (`harness.stats.compare`, the suite's design: unit seed, one Holm family
+  of every arm against full-global). Below 20 seeds that is the exact sign-flip interval over
+  the per-seed differences, which exists from 6 seeds on (the preset runs 2; below 6 the table
+  says "not estimable at n = 2" rather than print an interval that covers less than it
+  claims), and the exact sign-flip p, Holm-corrected;
+- the runs that errored, counted per arm. Every score here is continuous (a share of recalled
+  keys, a CE), so an errored run is left out of the means and the pairs, and counted;
 - accuracy after pruning the layers that route under the run's threshold, and the KV-cache bytes
   saved against a dense model.
 Then the checks of specs/l2a.md §5: check 5 (SWA ≤ 10%, full ≥ 95%, L2A within 5 points of full
@@ -25,8 +29,12 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.exact import sign_flip_interval
-from harness.stats.intervals import Interval, t_interval
+from harness.stats.compare import estimate, pair_family
+from harness.stats.intervals import Interval
+from harness.suites.catalog import get_suite
+
+DESIGN = get_suite("l2a-recall").design  # unit: seed; CE unbounded; every arm against full
+SHARES = replace(DESIGN, score="bounded")  # accuracy and routed fraction, in [0, 1]
 
 
 @dataclass(frozen=True)
@@ -35,15 +43,17 @@ class L2AArm:
 
     variant: str
     lam: float
-    seeds: int
-    accuracy: Interval  # recall accuracy, t interval over seeds
+    seeds: int  # runs, errored ones included
+    accuracy: Interval  # recall accuracy, t interval over the seeds that finished, clipped
     routed: Interval  # share of (token, layer) pairs routed to global attention
     query_routed: tuple[float, ...]  # per layer, mean over seeds: routing at query positions
     ce: Interval  # query CE
-    ce_vs_full: Interval  # CE − full-global's, paired by seed: exact sign-flip (nan: no full runs)
+    ce_vs_full: Interval  # CE − full-global's, paired by seed, the engine's (n 0: no pair)
     accuracy_pruned: float  # mean accuracy after pruning
     pruned_layers: float  # mean number of layers pruned
     kv_saved: float  # mean share of a dense model's KV bytes saved (negative: more held)
+    ce_p_holm: float = math.nan  # Holm p of CE − full over the arms; nan: not tested
+    errors: int = 0  # runs that errored (left out of every mean, counted here)
 
     @property
     def name(self) -> str:
@@ -77,34 +87,54 @@ def load_l2a_runs(location: str) -> list[dict[str, Any]]:
     return [{**r, "lam": float(r["lam"]), "seed": int(r["seed"])} for r in runs]
 
 
-def share_interval(values: list[float]) -> Interval:
-    """Student-t interval over seeds of a share, clipped to [0, 1] (losing no coverage)."""
-    i = t_interval(values)
-    if i.n < 2 or math.isnan(i.low):
-        return i
-    return replace(i, low=max(0.0, i.low), high=min(1.0, i.high), method="t, clipped to [0, 1]")
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else math.nan
+
+
+def _ce_pairs(groups: dict[tuple[str, float], list[dict]]) -> dict[tuple[str, float], Any]:
+    """CE − full-global's per arm on shared seeds: the engine's family, by arm key."""
+    ce = {key: {str(r["seed"]): r["ce"] for r in rs} for key, rs in groups.items()}
+    full = ce.get(("full", 0.0))
+    if full is None:
+        return {}
+    keys = [k for k in groups if k != ("full", 0.0)]
+    family = pair_family(DESIGN, [(str(k), "full", ce[k], full) for k in keys])
+    return dict(zip(keys, family, strict=True))
 
 
 def build_l2a_report(label: str, runs: list[dict[str, Any]]) -> L2AReport:
     """Arms with intervals over seeds, and the checks of specs/l2a.md §5."""
     order = {"full": 0, "swa": 1, "l2a": 2}
     groups: dict[tuple[str, float], list[dict]] = {}
+    everything: dict[tuple[str, float], list[dict]] = {}
     for r in sorted(runs, key=lambda r: (order.get(r["variant"], 3), r["lam"], r["seed"])):
-        groups.setdefault((r["variant"], r["lam"]), []).append(r)
-    full = {r["seed"]: r for r in groups.get(("full", 0.0), [])}
+        everything.setdefault((r["variant"], r["lam"]), []).append(r)
+        groups.setdefault((r["variant"], r["lam"]), [])
+        if "error" not in r:
+            groups[(r["variant"], r["lam"])].append(r)
+    pairs = _ce_pairs(groups)
     arms = []
     for (variant, lam), rs in groups.items():
-        paired = [r["ce"] - full[r["seed"]]["ce"] for r in rs if r["seed"] in full]
+        pair = pairs.get((variant, lam))
+        t = pair.test if pair is not None else None
+        ce_vs_full = (
+            Interval(t.estimate, t.low, t.high, t.confidence, t.method, t.n)
+            if t is not None
+            else Interval(math.nan, math.nan, math.nan, 0.95, "no pair with full-global", 0)
+        )
+        query = [r["query_routed_per_layer"] for r in rs]
         arms.append(L2AArm(
-            variant=variant, lam=lam, seeds=len(rs),
-            accuracy=share_interval([r["accuracy"] for r in rs]),
-            routed=share_interval([r["routed"] for r in rs]),
-            query_routed=tuple(np.mean([r["query_routed_per_layer"] for r in rs], axis=0)),
-            ce=t_interval([r["ce"] for r in rs]),
-            ce_vs_full=sign_flip_interval(paired if variant != "full" else []),
-            accuracy_pruned=float(np.mean([r["accuracy_pruned"] for r in rs])),
-            pruned_layers=float(np.mean([len(r["pruned_layers"]) for r in rs])),
-            kv_saved=float(np.mean([r["kv_saved"] for r in rs])),
+            variant=variant, lam=lam, seeds=len(everything[(variant, lam)]),
+            accuracy=estimate(SHARES, [r["accuracy"] for r in rs]),
+            routed=estimate(SHARES, [r["routed"] for r in rs]),
+            query_routed=tuple(np.mean(query, axis=0)) if query else (),
+            ce=estimate(DESIGN, [r["ce"] for r in rs]),
+            ce_vs_full=ce_vs_full,
+            accuracy_pruned=_mean([r["accuracy_pruned"] for r in rs]),
+            pruned_layers=_mean([len(r["pruned_layers"]) for r in rs]),
+            kv_saved=_mean([r["kv_saved"] for r in rs]),
+            ce_p_holm=pair.p_holm if pair is not None else math.nan,
+            errors=len(everything[(variant, lam)]) - len(rs),
         ))  # fmt: skip
     curves = tuple(
         RoutingCurve(arm.name, r["seed"], tuple(r["curve"]["step"]), tuple(r["curve"]["routed"]))
@@ -164,10 +194,14 @@ def _ci(i: Interval, scale: float = 1.0, digits: int = 1) -> str:
 
 
 def _paired_ci(i: Interval) -> str:
-    """The sign-flip interval of CE − full with the level it attains (96.9% at 6 seeds)."""
+    """The interval of CE − full with the level it attains (sign-flip: 96.9% at 6 seeds)."""
     if i.n == 0 or not i.estimable:
         return _ci(i, digits=3)
     return f"{_ci(i, digits=3)} ({100 * i.confidence:.1f}%)"
+
+
+def _p_text(p: float) -> str:
+    return "not tested" if math.isnan(p) else f"{p:.3g}"
 
 
 def l2a_tables(report: L2AReport) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -176,18 +210,20 @@ def l2a_tables(report: L2AReport) -> list[tuple[str, list[str], list[list[str]]]
     for a in report.arms:
         routed = _ci(a.routed, 100) if a.variant == "l2a" else f"{100 * a.routed.estimate:.0f}"
         query = " / ".join(f"{100 * q:.0f}" for q in a.query_routed) if a.variant == "l2a" else "–"
-        rows.append([a.name, str(a.seeds), _ci(a.accuracy, 100), routed, query,
-                     _ci(a.ce, digits=3), _paired_ci(a.ce_vs_full),
+        p = "–" if a.ce_vs_full.n == 0 else _p_text(a.ce_p_holm)
+        rows.append([a.name, str(a.seeds), str(a.errors), _ci(a.accuracy, 100), routed, query,
+                     _ci(a.ce, digits=3), _paired_ci(a.ce_vs_full), p,
                      f"{100 * a.accuracy_pruned:.1f} ({a.pruned_layers:g} pruned)",
                      f"{100 * a.kv_saved:+.0f}%"])  # fmt: skip
     return [(
         f"L2A, {report.label}: recall accuracy (%) and routed fraction (% of token-layer pairs) "
         "per arm, mean over seeds with 95% t intervals (shares clipped to [0, 100]); query CE "
         "(t) and its difference from full-global on the same seeds (exact sign-flip interval at "
-        "the level it attains, not estimable below 6 seeds); accuracy after pruning and "
-        "KV-cache bytes saved against a dense model",
-        ["arm", "seeds", "accuracy % (t)", "routed % (t)", "query routed % per layer",
-         "query CE (t)", "CE − full (sign-flip)", "accuracy pruned %", "KV saved"],
+        "the level it attains, not estimable below 6 seeds, and its p, Holm over the arms); "
+        "accuracy after pruning and KV-cache bytes saved against a dense model; an errored run "
+        "is left out of every mean and counted",
+        ["arm", "seeds", "errored", "accuracy % (t)", "routed % (t)", "query routed % per layer",
+         "query CE (t)", "CE − full (sign-flip)", "p (Holm)", "accuracy pruned %", "KV saved"],
         rows,
     )]  # fmt: skip
 
