@@ -7,8 +7,10 @@ output tokens only):
 - wrapped models: B_seq and B_total from the sample metadata the wrapper recorded;
 - direct models: B_seq = B_total = the sample's token usage summed over its model calls.
 
-Samples without a budget (an errored wrapped sample records none) are left out of the budget
-means, and `n_budget` says how many remain; accuracy keeps them, as wrong. Accuracy is the score
+Budgets are per problem, the report's unit: a problem's budget is its mean over the epochs that
+recorded one, and the t interval runs over problems. Problems without a budget (an errored
+wrapped sample records none) are left out of the budget means, and `n_budget` says how many
+problems remain; accuracy keeps them, as wrong. Accuracy is the score
 table's row for the log (`harness.report.scores`). `BUDGETS` is the report's generic section.
 """
 
@@ -36,10 +38,10 @@ class BudgetRow:
     task: str  # task name
     model: str  # model spec
     method: str  # "direct", "pdr", "sr", "suco"
-    n: int  # samples scored, errored ones included
-    errors: int  # errored samples
+    n: int  # problems scored, errored ones included
+    errors: int  # problems with an errored epoch
     accuracy: Interval  # score with its 95% interval
-    n_budget: int  # samples with a recorded budget
+    n_budget: int  # problems with a recorded budget
     budgets: dict[str, Interval]  # mean per-sample budget by key (BUDGET_KEYS), t intervals
 
 
@@ -64,8 +66,22 @@ def _budget(value: Any) -> float:
         return math.nan
 
 
+def _per_problem(record: LogRecord, values: np.ndarray) -> np.ndarray:
+    """Each problem's mean over its epochs that recorded a budget (nan when none did)."""
+    by_problem: dict[str, list[float]] = {}
+    for s, v in zip(record.samples, values, strict=True):
+        by_problem.setdefault(s.id, [])
+        if not math.isnan(v):
+            by_problem[s.id].append(float(v))
+    return np.array([np.mean(v) if v else math.nan for _, v in sorted(by_problem.items())])
+
+
 def budget_row(record: LogRecord) -> BudgetRow:
-    """Accuracy (as the score table gives it) and mean budgets of one log."""
+    """Accuracy (as the score table gives it) and mean budgets of one log, over problems.
+
+    A problem's budget is its mean over the epochs that recorded one; the t interval runs over
+    problems, the unit every other number of the report counts.
+    """
     [accuracy, *_] = score_rows(record)
     acc = Interval(accuracy.value, accuracy.ci_low, accuracy.ci_high, 0.95, accuracy.ci_method,
                    accuracy.n)  # fmt: skip
@@ -82,8 +98,9 @@ def budget_row(record: LogRecord) -> BudgetRow:
         pairs = pairs.reshape(-1, 2)
         values = {"seq_io": pairs[:, 0], "total_io": pairs[:, 0],
                   "seq_out": pairs[:, 1], "total_out": pairs[:, 1]}  # fmt: skip
-    keep = ~np.isnan(values["seq_io"])
-    budgets = {k: t_interval(list(v[keep])) for k, v in values.items()}
+    per_problem = {k: _per_problem(record, v) for k, v in values.items()}
+    keep = ~np.isnan(per_problem["seq_io"])
+    budgets = {k: t_interval(list(v[keep])) for k, v in per_problem.items()}
     return BudgetRow(
         record.task, record.model, method, accuracy.n, accuracy.errors, acc, int(keep.sum()),
         budgets,
@@ -119,8 +136,8 @@ def budget_table(rows: list[BudgetRow]) -> tuple[str, list[str], list[list[str]]
         for r in rows
     ]  # fmt: skip
     caption = (
-        "Accuracy against mean tokens per sample (95% intervals): B_seq counts the critical path, "
-        "B_total every call; io = input + output tokens, out = output tokens"
+        "Accuracy against mean tokens per problem (95% t intervals over problems): B_seq counts "
+        "the critical path, B_total every call; io = input + output tokens, out = output tokens"
     )
     return caption, head, body
 
@@ -148,7 +165,7 @@ def plot_budgets(rows: list[BudgetRow], path: Path) -> str:
                     fmt="o", capsize=3, color=colors.get(r.method, "#7a3fa0"), label=r.model,
                 )  # fmt: skip
             ax.set_xscale("log")
-            ax.set_xlabel(f"{name}: mean tokens per sample (input + output), log scale")
+            ax.set_xlabel(f"{name}: mean tokens per problem (input + output), log scale")
             ax.set_ylabel("accuracy")
             ax.set_title(f"{task}: accuracy against {name}")
             ax.grid(alpha=0.3)

@@ -127,13 +127,20 @@ def judge_scores(units: dict[str, list[tuple[dict[str, int] | None, bool]]]) -> 
     binary = Design("problem", "binary")
     naive = estimate(binary, test_naive) if test_naive else _nan_interval("no test items", 0)
     m0, m1 = len(calib[0]), len(calib[1])
+    n_calibration = m0 + m1
     method = "rogan-gladen over the answered, x answered share (delta method)"
     try:
         if not answered_means:
             raise CalibrationError("no answered test items")
         q0 = 1 - _mean(calib[0]) if m0 else 0.0
         q1 = _mean(calib[1]) if m1 else 0.0
-        est = rogan_gladen(_mean(answered_means), len(answered_means), q0, q1, m0, m1)
+        p_hat = _mean(answered_means)
+        if max(len(e) for e in units.values()) > 1:  # units average epochs: effective sizes
+            n_eff = _effective_size(answered_means, epochs_max(units))
+            m0, m1 = (_effective_size(calib[h], epochs_max(units)) for h in (0, 1))
+        else:
+            n_eff = len(answered_means)
+        est = rogan_gladen(p_hat, n_eff, q0, q1, m0, m1)
         a = _mean(answered_share)
         sd_a = 0.0
         if n_test > 1:
@@ -152,7 +159,31 @@ def judge_scores(units: dict[str, list[tuple[dict[str, int] | None, bool]]]) -> 
     except (CalibrationError, ValueError) as ex:
         refused = str(ex)
         corrected = _nan_interval(f"refused: {ex}", n_test)
-    return JudgeScores(naive, corrected, refused, n_test, m0 + m1, errors)
+    return JudgeScores(naive, corrected, refused, n_test, n_calibration, errors)
+
+
+def epochs_max(units: dict[str, list[Any]]) -> int:
+    """The most epochs any unit has."""
+    return max(len(e) for e in units.values())
+
+
+def _effective_size(means: list[float], epochs: int) -> int:
+    """The binomial sample size with the variance of these unit means: n p(1-p) / s**2.
+
+    A unit that averages several epochs of a 0/1 verdict varies less than one verdict; the
+    binomial variance p(1-p)/n of Rogan-Gladen's formulas would then overstate it. The size is
+    floored at the number of units (each unit counts once at least) and capped at units x
+    epochs, which it is when the means do not spread at all. Coverage at 4 epochs: see
+    tests/test_experimental_design.py.
+    """
+    n = len(means)
+    if n < 2:
+        return n
+    p = _mean(means)
+    s2 = math.fsum((x - p) ** 2 for x in means) / (n - 1)
+    if s2 == 0.0:
+        return n * epochs
+    return int(min(n * epochs, max(n, math.floor(n * p * (1 - p) / s2))))
 
 
 def per_problem(records: Sequence[LogRecord], scorer: str) -> dict[str, list[tuple[float, str]]]:
