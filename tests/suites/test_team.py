@@ -7,8 +7,10 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
+from harness.stats.compare import pair_family
 from harness.stats.intervals import clustered_t_interval, ratio_interval, t_interval, wilson
 from harness.stats.resampling import clustered_wilson
+from harness.suites.catalog import get_suite
 from harness.suites.team.report import build_team_report, load_team_runs, plot_team, team_tables
 from harness.suites.team.task import team
 
@@ -43,6 +45,7 @@ def test_suite_end_to_end_with_report(tmp_path, monkeypatch):
     assert [p.variant for p in section.pairs] == ["team", "no_caching"]
     assert any(c.startswith("APT reduced by 20% or more") for c in section.checks)
     assert plot_team(section, tmp_path / "team.png").endswith("team.png")
+    assert all(r.errors == 0 for r in section.rows)
     (_, header, table), (_, pair_header, _) = team_tables(section)
     assert "APT ratio" in pair_header and header[-1] == "intervals"
     assert all(r[-1] == "over prompts, for the one trained seed" for r in table)
@@ -124,13 +127,61 @@ def test_seeds_are_the_clusters():
     (pair,) = rep.pairs
     tpf = ratio_interval([r["tpf"] for r in tm], [r["tpf"] for r in van], clusters=seeds)
     assert pair.ratios["tpf"] == tpf and pair.seeds == 3
-    d = [int(a["correct"]) - int(b["correct"]) for a, b in zip(tm, van, strict=True)]
-    diff = clustered_t_interval(d, seeds)
-    assert (pair.exact_diff.low, pair.exact_diff.high) == (diff.low, diff.high)
+    # the engine tests the 3 seeds' mean differences: exact sign-flip, no 95% interval at 3
+    assert not pair.exact_diff.low == pair.exact_diff.low  # nan: not estimable
     assert pair.exact_diff.p_value >= 0.25  # sign-flip over 3 seeds: never below 2/8
     (_, _, rows), (_, _, pairs) = team_tables(rep)
     assert rows[0][-1] == "seeds as clusters (k = 3); exact match conservative"
-    assert pairs[0][-1].startswith("clustered t, sign-flip p over 3 seeds")
+    assert pairs[0][-1].startswith("sign-flip test and interval over 3 seed means")
+
+
+def test_an_errored_prompt_is_incorrect_and_counted():
+    runs = [_run("vanilla", i, True, 2.0, 6.0) for i in range(30)]
+    runs += [_run("team", i, True, 3.0, 5.4) for i in range(27)]
+    runs += [{"variant": "team", "seed": 0, "prompt_id": i, "task": "reverse", "correct": False,
+              "error": "RuntimeError('boom')"} for i in range(27, 30)]  # fmt: skip
+    rep = build_team_report("t", runs)
+    van, tm = rep.rows
+    assert (tm.n, tm.errors, van.errors) == (30, 3, 0)
+    assert tm.exact == wilson(27, 30)  # the errored prompts count as incorrect
+    assert tm.tpf.n == 27  # and stay out of the means
+    (pair,) = rep.pairs
+    assert pair.n == 30 and pair.exact_diff.estimate == pytest.approx(-0.1)
+    assert (pair.exact_diff.b01, pair.exact_diff.b10) == (3, 0)
+    assert pair.ratios["tpf"].n == 27
+    (_, head, rows), _ = team_tables(rep)
+    assert head[3] == "errored" and [r[3] for r in rows] == ["0", "3"]
+
+
+def test_load_team_runs_keeps_errored_and_undecoded_samples(team_log):
+    runs = load_team_runs(team_log)
+    assert len(runs) == 4
+    bad = {r["prompt_id"]: r for r in runs if "error" in r}
+    assert set(bad) == {1, 2} and not any(r["correct"] for r in bad.values())
+    assert "decoder crashed" in bad[1]["error"] and "not decoded" in bad[2]["error"]
+    assert all(r["variant"] == "vanilla" and r["seed"] == 0 for r in bad.values())
+    good = [r for r in runs if "error" not in r]
+    assert sorted(r["correct"] for r in good) == [False, True]
+
+
+def test_pairs_are_the_engines():
+    rng = np.random.default_rng(4)
+    design = get_suite("team").design
+    for seeds in (1, 3):
+        runs = _seeded_runs(rng, seeds, 30)
+        runs += [{**r, "variant": "no_caching", "correct": not r["correct"]}
+                 for r in runs if r["variant"] == "team" and r["prompt_id"] % 3 == 0]  # fmt: skip
+        rep = build_team_report("t", runs)
+        exact = {}
+        for r in runs:
+            exact.setdefault(r["variant"], {})[f"{r['seed']}/{r['prompt_id']}"] = float(
+                r["correct"]
+            )
+        clusters = {u: u.split("/")[0] for u in exact["vanilla"]} if seeds > 1 else None
+        want = pair_family(design, [(v, "vanilla", exact[v], exact["vanilla"])
+                                    for v in ("team", "no_caching")], clusters)  # fmt: skip
+        got = [(p.variant, p.exact_diff, p.p_holm, p.n) for p in rep.pairs]
+        assert got == [(w.arm_a, w.test, w.p_holm, w.shared) for w in want]
 
 
 @pytest.mark.slow
@@ -141,7 +192,9 @@ def test_report_intervals_cover(seeds, prompts):
     # the seed's own accuracy and TPF; 3 seeds of 100: the truth is the mean over seeds.
     # tests/stats/test_coverage_few_seeds.py covers other regimes. Measured: one seed 94.9%
     # (Wilson), 94.9% (t), 94.8% (ratio), 94.7% (Agresti-Min); 3 seeds 99.9% (clustered
-    # Wilson, labelled conservative), 94.9% (clustered t), 95.2% (ratio), 95.2% (difference).
+    # Wilson, labelled conservative), 94.9% (clustered t), 95.2% (ratio); the difference is
+    # the engine's exact sign-flip over the 3 seed means, which has no 95% interval (the
+    # clustered t interval printed before measured 95.2%).
     rng = np.random.default_rng(seeds)
     reps = 4000
     hits = np.zeros(5)
@@ -154,7 +207,10 @@ def test_report_intervals_cover(seeds, prompts):
         hits[1] += van.tpf.low <= tpf <= van.tpf.high
         r = pair.ratios["tpf"]
         hits[2] += r.low <= 1.5 * math.exp(0.005) <= r.high
-        hits[3] += pair.exact_diff.low <= 0.05 <= pair.exact_diff.high
+        if seeds == 1:
+            hits[3] += pair.exact_diff.low <= 0.05 <= pair.exact_diff.high
+        else:  # the engine's exact sign-flip test over 3 seed means has no 95% interval
+            assert math.isnan(pair.exact_diff.low)
         hits[4] += van.apt.estimable
     cover = hits[:4] / reps
     print(f"TEAM {seeds} x {prompts}, {reps} reps: exact, tpf, tpf ratio, exact diff = {cover}")
@@ -162,7 +218,7 @@ def test_report_intervals_cover(seeds, prompts):
     if seeds == 1:
         assert all(0.93 <= c <= 0.97 for c in cover), cover
     else:  # the clustered Wilson is labelled conservative: at least 0.95
-        assert cover[0] >= 0.95 and all(0.93 <= c <= 0.97 for c in cover[1:]), cover
+        assert cover[0] >= 0.95 and all(0.93 <= c <= 0.97 for c in cover[1:3]), cover
 
 
 @pytest.mark.parametrize(

@@ -13,17 +13,24 @@ trained model, and items of different seeds share nothing. Hence:
 
 For each `team` log:
 - per variant: exact match (Wilson, or clustered Wilson) and mean TPF, APF and APT (t, or
-  clustered t), plus the KV-commit-inclusive TPF and the share of masked rows that were cold;
+  clustered t), plus the KV-commit-inclusive TPF and the share of masked rows that were cold,
+  all from the comparison engine (`harness.stats.compare.estimate`, the suite's design: unit
+  item, clustered by seed);
+- errored prompts: a prompt whose sample errored, was not decoded, or whose score cannot be
+  read counts as incorrect in exact match (an error counts as wrong), is left out of TPF, APF
+  and APT (continuous), and is counted per variant;
 - per variant against vanilla, paired on the same (seed, prompt): the exact-match difference
-  (one seed: Agresti-Min interval and exact McNemar p, as for every 0/1 pair in the report;
-  several: clustered t interval and the exact sign-flip p over the per-seed differences) and
-  the ratios mean(variant) / mean(vanilla) of TPF, APF and APT with delta-method t intervals
-  (clustered by seed when there are several);
+  from the engine, one Holm family over the variants (one seed: Agresti-Min interval and exact
+  McNemar p, as for every 0/1 pair in the report; several: the exact sign-flip test over the
+  per-seed mean differences, with the interval that inverts it, none below 6 seeds) and the
+  ratios mean(variant) / mean(vanilla) of TPF, APF and APT with delta-method t intervals
+  (clustered by seed when there are several) on the prompts both decoded;
 - the spec's behaviour check (specs/team.md §5, check 5), each line saying what came out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,17 +38,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.stats.intervals import (
-    Interval,
-    clustered_t_interval,
-    ratio_interval,
-    t_interval,
-    wilson,
-)
-from harness.stats.paired import PairedTest, mcnemar, paired_permutation
-from harness.stats.resampling import clustered_wilson
+from harness.logs import parse_score
+from harness.stats.compare import estimate, pair_family
+from harness.stats.intervals import Interval, ratio_interval
+from harness.stats.paired import PairedTest
+from harness.suites.catalog import get_suite
 
 METRICS = ("tpf", "apf", "apt")
+DESIGN = get_suite("team").design  # unit: item (seed, prompt); cluster: seed; exact match 0/1
+COUNTS = dataclasses.replace(DESIGN, score="unbounded")  # TPF, APF, APT
 
 
 @dataclass(frozen=True)
@@ -49,14 +54,15 @@ class VariantRow:
     """One variant's metrics over its prompts."""
 
     variant: str
-    n: int  # prompts (over all seeds)
+    n: int  # prompts (over all seeds), errored ones included
     seeds: int
-    exact: Interval  # exact match: Wilson over prompts (1 seed), clustered Wilson (seeds)
+    exact: Interval  # exact match (errored: incorrect): Wilson (1 seed), clustered Wilson
     tpf: Interval  # t over prompts (1 seed), clustered t with seeds as clusters (several)
     apf: Interval
     apt: Interval
     tpf_with_commits: float  # mean, KV commits counted as forwards
     cold_share: float  # mean share of masked rows that were cold
+    errors: int = 0  # prompts that errored (incorrect in exact match, out of the means)
 
 
 @dataclass(frozen=True)
@@ -65,9 +71,10 @@ class VariantPair:
 
     variant: str
     n: int  # paired (seed, prompt) items
-    exact_diff: PairedTest  # exact match, variant - vanilla (see the module notes)
+    exact_diff: PairedTest | None  # exact match, variant - vanilla (engine); None: not tested
     ratios: dict[str, Interval]  # tpf, apf, apt: mean(variant) / mean(vanilla), delta-method t
     seeds: int = 1  # seeds behind the pairs; above 1 they are the clusters
+    p_holm: float = math.nan  # exact match: Holm over the log's variants; nan: not tested
 
 
 @dataclass(frozen=True)
@@ -81,46 +88,31 @@ class TeamReport:
 
 
 def load_team_runs(location: str) -> list[dict[str, Any]]:
-    """Per-sample records of a team log: variant, seed, prompt, task, correct and the counts."""
+    """Per-sample records of a team log: variant, seed, prompt, task, correct and the counts.
+
+    A sample that errored, was not decoded, or whose score cannot be read is kept with
+    `correct` False and `error` (the reason), and without the counts.
+    """
     from harness.logs import read_samples
 
     runs = []
     for s in read_samples(location):
+        keep = {k: (s.metadata or {}).get(k) for k in ("variant", "seed", "prompt_id", "task")}
         score = next(iter((s.scores or {}).values()), None)
-        if score is None or "tpf" not in (score.metadata or {}):
-            continue  # errored or not decoded
-        runs.append({**score.metadata, "correct": score.value == "C"})
+        value, reason = parse_score(score.value) if score is not None else (0.0, "no score")
+        if s.error:
+            reason = str(getattr(s.error, "message", None) or s.error).splitlines()[0][:160]
+        elif not reason and "tpf" not in (score.metadata or {}):
+            reason = f"not decoded ({score.explanation or 'no counts'})"
+        if reason:
+            runs.append({**keep, "correct": False, "error": reason})
+        else:
+            runs.append({**score.metadata, "correct": value == 1.0})
     return runs
 
 
-def _mean_interval(values: list[float], seeds: list[int]) -> Interval:
-    """Student t over prompts for one seed; clustered t with seeds as clusters for several."""
-    if len(set(seeds)) > 1:
-        return clustered_t_interval(values, seeds)
-    return t_interval(values)
-
-
-def _exact_interval(correct: list[bool], seeds: list[int]) -> Interval:
-    """Wilson over prompts for one seed; clustered (Korn-Graubard) Wilson for several."""
-    if len(set(seeds)) > 1:
-        return clustered_wilson(np.asarray(correct, dtype=float), seeds)
-    return wilson(sum(correct), len(correct))
-
-
-def _exact_diff(a: list[dict], b: list[dict], seeds: list[int]) -> PairedTest:
-    """Exact match a - b on paired items: McNemar for one seed, clustered by seed for several."""
-    ya = np.array([int(r["correct"]) for r in a])
-    yb = np.array([int(r["correct"]) for r in b])
-    if len(set(seeds)) == 1:
-        return mcnemar(ya, yb)
-    ci = clustered_t_interval(ya - yb, seeds)
-    labels = np.asarray(seeds)
-    per_seed = [(ya[labels == s].mean(), yb[labels == s].mean()) for s in sorted(set(seeds))]
-    p_value = paired_permutation([x for x, _ in per_seed], [y for _, y in per_seed]).p_value
-    k = len(per_seed)
-    method = f"clustered t over {k} seeds, exact sign-flip p over the seeds"
-    b10, b01 = int(np.sum(ya > yb)), int(np.sum(ya < yb))
-    return PairedTest(ci.estimate, ci.low, ci.high, ci.confidence, p_value, method, ci.n, b01, b10)
+def _unit(r: dict[str, Any]) -> str:
+    return f"{r['seed']}/{r['prompt_id']}"
 
 
 def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
@@ -131,31 +123,45 @@ def build_team_report(label: str, runs: list[dict[str, Any]]) -> TeamReport:
     by_variant: dict[str, dict[tuple[int, int], dict]] = {}
     for r in sorted(runs, key=lambda r: (order.get(r["variant"], len(order)), r["variant"])):
         by_variant.setdefault(r["variant"], {})[(r["seed"], r["prompt_id"])] = r
+    seeds_all = {r["seed"] for r in runs}
+    # one seed: the prompts are independent draws for that one model (module notes)
+    clusters = {_unit(r): r["seed"] for r in runs} if len(seeds_all) > 1 else None
     rows = []
     for variant, items in by_variant.items():
         rs = list(items.values())
-        seeds = [r["seed"] for r in rs]
+        done = [r for r in rs if "error" not in r]
+
+        def labels(some: list[dict]) -> list[int] | None:
+            return [r["seed"] for r in some] if clusters else None
+
         rows.append(VariantRow(
-            variant, len(rs), len(set(seeds)),
-            _exact_interval([bool(r["correct"]) for r in rs], seeds),
-            *(_mean_interval([r[m] for r in rs], seeds) for m in METRICS),
-            float(np.mean([r["tpf_with_commits"] for r in rs])),
-            float(np.mean([r["cold_share"] for r in rs])),
+            variant, len(rs), len({r["seed"] for r in rs}),
+            estimate(DESIGN, [float(r["correct"]) for r in rs], labels(rs)),
+            *(estimate(COUNTS, [r[m] for r in done], labels(done)) for m in METRICS),
+            float(np.mean([r["tpf_with_commits"] for r in done])) if done else math.nan,
+            float(np.mean([r["cold_share"] for r in done])) if done else math.nan,
+            len(rs) - len(done),
         ))  # fmt: skip
-    pairs = []
+    exact = {v: {_unit(r): float(r["correct"]) for r in items.values()}
+             for v, items in by_variant.items()}  # fmt: skip
     base = by_variant.get("vanilla", {})
-    for variant, items in by_variant.items():
-        keys = sorted(set(items) & set(base))
-        if variant == "vanilla" or not keys:
-            continue
+    others = [v for v, items in by_variant.items() if v != "vanilla" and set(items) & set(base)]
+    family = pair_family(DESIGN, [(v, "vanilla", exact[v], exact["vanilla"]) for v in others],
+                         clusters)  # fmt: skip
+    pairs = []
+    for variant, p in zip(others, family, strict=True):
+        items = by_variant[variant]
+        keys = sorted(k for k in set(items) & set(base)
+                      if "error" not in items[k] and "error" not in base[k])  # fmt: skip
         a = [items[k] for k in keys]
         b = [base[k] for k in keys]
         seeds = [k[0] for k in keys]
-        clusters = seeds if len(set(seeds)) > 1 else None
-        ratios = {m: ratio_interval([r[m] for r in a], [r[m] for r in b], clusters=clusters)
+        several = clusters is not None and len(set(seeds)) > 1
+        ratios = {m: ratio_interval([r[m] for r in a], [r[m] for r in b],
+                                    clusters=seeds if several else None)
                   for m in METRICS}  # fmt: skip
-        diff = _exact_diff(a, b, seeds)
-        pairs.append(VariantPair(variant, len(keys), diff, ratios, len(set(seeds))))
+        k = len({key[0] for key in set(items) & set(base)})
+        pairs.append(VariantPair(variant, p.shared, p.test, ratios, k, p.p_holm))
     return TeamReport(label, tuple(rows), tuple(pairs), tuple(_checks(pairs)))
 
 
@@ -164,6 +170,8 @@ def _checks(pairs: list[VariantPair]) -> list[str]:
     if team is None:
         return []
     r, d = team.ratios, team.exact_diff
+    if d is None:
+        return [f"TEAM - vanilla: not tested (fewer than two shared {DESIGN.unit}s)"]
     ok = {
         "TPF higher": r["tpf"].low > 1,
         "APF lower": r["apf"].high < 1,
@@ -172,9 +180,15 @@ def _checks(pairs: list[VariantPair]) -> list[str]:
     }
     lines = [f"{name}: {'pass' if passed else 'FAIL'}" for name, passed in ok.items()]
     test = "McNemar exact" if team.seeds == 1 else "sign-flip over seeds"
+    ci = Interval(d.estimate, d.low, d.high, d.confidence, d.method, d.n)
+    bounds = (
+        f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+        if ci.estimable
+        else f"(no 95% interval at {team.seeds} seeds)"
+    )
     lines.append(
         f"TEAM - vanilla exact match {100 * d.estimate:+.1f} points "
-        f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] ({test} p {d.p_value:.3g}); "
+        f"{bounds} ({test} p {d.p_value:.3g}, Holm {team.p_holm:.3g}); "
         f"TPF x{r['tpf'].estimate:.2f}, APF x{r['apf'].estimate:.2f}, "
         f"APT x{r['apt'].estimate:.2f} ({100 * (r['apt'].estimate - 1):+.0f}%)"
     )
@@ -190,32 +204,46 @@ def _row_intervals(seeds: int) -> str:
 def _pair_intervals(seeds: int) -> str:
     if seeds == 1:
         return "Agresti-Min, McNemar exact p; ratios: delta-method t over prompts (one seed)"
-    return f"clustered t, sign-flip p over {seeds} seeds; ratios: delta-method t, seeds as clusters"
+    return (
+        f"sign-flip test and interval over {seeds} seed means; ratios: delta-method t, seeds as "
+        "clusters"
+    )
+
+
+def _diff_text(d: PairedTest | None) -> str:
+    if d is None:
+        return "not tested"
+    return Interval(d.estimate, d.low, d.high, d.confidence, d.method, d.n).text("+.1f", scale=100)
+
+
+def _p_text(d: PairedTest | None) -> str:
+    return "not tested" if d is None or math.isnan(d.p_value) else f"{d.p_value:.3g}"
 
 
 def team_tables(report: TeamReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """Caption, header and rows of the variant and ratio tables."""
-    rows = [[v.variant, str(v.n), str(v.seeds), v.exact.text(".3f"), v.tpf.text(".2f"),
+    rows = [[v.variant, str(v.n), str(v.seeds), str(v.errors), v.exact.text(".3f"),
+             v.tpf.text(".2f"),
              v.apf.text(".2f"), v.apt.text(".2f"), f"{v.tpf_with_commits:.2f}",
              f"{100 * v.cold_share:.1f}%", _row_intervals(v.seeds)]
             for v in report.rows]  # fmt: skip
-    pairs = [[p.variant, str(p.n),
-              Interval(p.exact_diff.estimate, p.exact_diff.low, p.exact_diff.high,
-                       p.exact_diff.confidence, p.exact_diff.method, p.exact_diff.n
-                       ).text("+.1f", scale=100),
-              f"{p.exact_diff.p_value:.3g}", *(p.ratios[m].text(".3f") for m in METRICS),
+    pairs = [[p.variant, str(p.n), _diff_text(p.exact_diff), _p_text(p.exact_diff),
+              "not tested" if math.isnan(p.p_holm) else f"{p.p_holm:.3g}",
+              *(p.ratios[m].text(".3f") for m in METRICS),
               _pair_intervals(p.seeds)] for p in report.pairs]  # fmt: skip
     return [
         (f"TEAM, {report.label}: per variant, 95% intervals (exact match: Wilson over prompts "
          "with one seed, clustered Wilson with the Korn-Graubard effective size when seeds are "
          "clusters; TPF, APF, APT: t over prompts, or clustered t on k - 1 df; KV commits "
-         "excluded from TPF unless named)",
-         ["variant", "prompts", "seeds", "exact match", "TPF", "APF", "APT", "TPF incl. commits",
-          "cold rows", "intervals"], rows),
+         "excluded from TPF unless named; an errored prompt is incorrect in exact match, left "
+         "out of the means, and counted)",
+         ["variant", "prompts", "seeds", "errored", "exact match", "TPF", "APF", "APT",
+          "TPF incl. commits", "cold rows", "intervals"], rows),
         (f"TEAM, {report.label}: against vanilla on the same prompts, 95% intervals (exact "
-         "match: points; metrics: ratio of means, delta-method t)",
-         ["variant", "prompts", "exact match diff", "p", "TPF ratio", "APF ratio", "APT ratio",
-          "intervals"], pairs),
+         "match: points, Holm over the variants; metrics: ratio of means, delta-method t, on "
+         "the prompts both decoded)",
+         ["variant", "prompts", "exact match diff", "p", "p (Holm)", "TPF ratio", "APF ratio",
+          "APT ratio", "intervals"], pairs),
     ]  # fmt: skip
 
 
