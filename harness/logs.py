@@ -37,9 +37,10 @@ NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json", "leaderboard
 LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 
 # Fields of inspect's EvalConfig that change what a run measures. The others (max_samples,
-# log_buffer, fail_on_error, ...) say how it ran; `limit` and `sample_id` show in the data hash.
+# log_buffer, fail_on_error, ...) say how it ran; `limit` and `sample_id` show in the data hash;
+# `epochs_reducer` changes only inspect's own metrics, which no number here is read from.
 EXPERIMENT_CONFIG = (
-    "epochs", "epochs_reducer", "message_limit", "token_limit", "time_limit", "working_limit",
+    "epochs", "message_limit", "token_limit", "time_limit", "working_limit",
     "cost_limit",
 )  # fmt: skip
 
@@ -359,10 +360,41 @@ def _read_fast(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         import zipfile_zstd  # noqa: F401
 
     with zipfile.ZipFile(path) as z:
-        header = json.loads(z.read("header.json"))
+        header = _bounded_member(z, "header.json", path)
         if header.get("status") != "success":
             return header, []
-        return header, json.loads(z.read("summaries.json"))
+        return header, _bounded_member(z, "summaries.json", path)
+
+
+def _bounded_member(z: Any, name: str, path: str) -> Any:
+    """One JSON member of a zip, its declared size and its nesting depth checked first."""
+    from harness.bounded_json import MAX_FILE_BYTES, loads
+
+    info = z.getinfo(name)
+    if info.file_size > MAX_FILE_BYTES:
+        raise UnreadableLog(f"{name} is {info.file_size} bytes, over {MAX_FILE_BYTES}")
+    with z.open(info) as member:  # read no more than declared: a lying header is no bomb
+        data = member.read(MAX_FILE_BYTES + 1)
+    return loads(data, f"{path}: {name}")
+
+
+class UnreadableLog(ValueError):
+    """A log the reader refuses before parsing: too big, too deep, or not a regular file."""
+
+
+def _precheck_json_log(path: str) -> None:
+    """A `.json` log's size and nesting depth, checked before inspect's reader parses it."""
+    from harness.bounded_json import JsonInputError, depth, read_bytes
+
+    try:
+        found = depth(read_bytes(path))
+    except JsonInputError as ex:
+        raise UnreadableLog(str(ex).removeprefix(f"{path}: ")) from None
+    if found > _LOG_MAX_DEPTH:
+        raise UnreadableLog(f"JSON nested {found} deep, over the limit of {_LOG_MAX_DEPTH}")
+
+
+_LOG_MAX_DEPTH = 256  # inspect's logs nest about 20 deep
 
 
 def _read_inspect(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -378,11 +410,17 @@ def _read_inspect(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 def _read_header_and_summaries(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     import zipfile
 
+    from harness.bounded_json import JsonInputError
+
     if path.endswith(".eval") and "://" not in path:  # a remote log (s3://...): inspect's reader
         try:
             return _read_fast(path)
-        except (KeyError, zipfile.BadZipFile, json.JSONDecodeError, NotImplementedError):
+        except JsonInputError as ex:  # too deep or not UTF-8: inspect's reader would be worse
+            raise UnreadableLog(str(ex).removeprefix(f"{path}: ")) from None
+        except (KeyError, zipfile.BadZipFile, NotImplementedError):
             pass  # another layout or a damaged zip: inspect's reader decides, with its reason
+    elif "://" not in path:
+        _precheck_json_log(path)
     return _read_inspect(path)
 
 
@@ -399,6 +437,8 @@ def read_log(path: str) -> LogRecord | BadLog:
         return BadLog(path, "not a regular file")
     try:
         header, summaries = _read_header_and_summaries(path)
+    except UnreadableLog as ex:
+        return BadLog(path, f"unreadable: {ex}")
     except Exception as ex:  # a truncated zip, invalid JSON, a foreign file: listed, not raised
         return BadLog(path, f"unreadable: {type(ex).__name__}: {str(ex)[:160]}")
     status = header.get("status")
@@ -439,12 +479,17 @@ def read_log(path: str) -> LogRecord | BadLog:
 def log_files(dirs: Iterable[str]) -> list[str]:
     """Every log file under the folders (.eval, and .json other than known non-logs), sorted.
 
+    A file named in `dirs` is taken as a log itself.
+
     Files are listed by name, not opened, so that an unreadable log is reported by `read_log`
     with its reason instead of skipped.
     """
     paths: set[str] = set()
     dirs = list(dirs)
     for d in dirs:
+        if Path(d).is_file():  # a log named by itself
+            paths.add(d)
+            continue
         if not Path(d).is_dir():
             raise HarnessUsageError(f"log folder '{d}' does not exist")
         for p in Path(d).rglob("*"):
@@ -489,10 +534,13 @@ def read_full_log(location: str) -> Any:
     from inspect_ai.log import read_eval_log
 
     try:
+        if location.endswith(".json") and "://" not in location:
+            _precheck_json_log(location)
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(read_eval_log, location).result()
     except Exception as ex:  # inspect raises many types for a file that is not a log
-        raise HarnessUsageError(f"{location}: not a readable inspect log ({ex})") from None
+        reason = " ".join(str(ex).split())[:200] or type(ex).__name__
+        raise HarnessUsageError(f"{location}: not a readable inspect log ({reason})") from None
 
 
 def read_samples(location: str) -> list[Any]:

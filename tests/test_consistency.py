@@ -55,6 +55,9 @@ def logs(tmp_path_factory):
                             "-M", "fail=arith-1,arith-2,arith-3")  # fmt: skip
     eval_rows += _eval_json(log_dir, "--model", "scripted/b", "-T", "n=30", "-T", "difficulty=1")
     eval_rows += _eval_json(log_dir, "--model", "scripted/c", "-T", "n=30", "-T", "difficulty=3")
+    # several epochs and an errored sample: rows over problems, accuracy and pass@3
+    eval_rows += _eval_json(log_dir, "--model", "scripted/d", "-T", "n=30", "-T", "difficulty=2",
+                            "--epochs", "3", "-M", "fail=arith-4,arith-9")  # fmt: skip
     labels = root / "human.jsonl"
     labels.write_text("".join(json.dumps({"id": f"s{i}", "human": int(TRUTH[i])}) + "\n"
                               for i in sorted(LABELLED)))  # fmt: skip
@@ -85,7 +88,8 @@ def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
     board = json.loads((Path(site.site) / "leaderboard.json").read_text())
     report_rows = {(r.log, r.metric): r.as_dict() for r in report.scores}
     site_rows = {(row["log"], t["task"]): row for t in board["tasks"] for row in t["rows"]}
-    assert len(eval_rows) == 5 and len(report_rows) == 5  # 3 accuracy + judge naive, corrected
+    # 4 accuracy, a pass@3, judge naive and corrected
+    assert len(eval_rows) == 7 and len(report_rows) == 7
     errors_seen = set()
     for row in eval_rows:
         mine = report_rows[(row["log"], row["metric"])]
@@ -95,6 +99,9 @@ def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
             mine["n"], mine["errors"], mine["ci_method"],
         )  # fmt: skip
         [site_row] = [v for (name, _), v in site_rows.items() if name == Path(row["log"]).name]
+        if row["metric"].startswith("pass@"):  # the site shows a model's first row
+            assert (row["n"], row["errors"]) == (30, 2)
+            continue
         if row["metric"] == "judge (corrected)":
             assert _close(row["value"], site_row["judge_corrected"])
             assert _close(row["ci_low"], site_row["judge_corrected_ci"][0])
@@ -106,7 +113,7 @@ def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
             assert _close(row[ours], site_row[theirs]), (row, site_row)
         assert (row["n"], row["errors"]) == (site_row["n"], site_row["errors"])
         errors_seen.add(row["errors"])
-    assert {0, 3, 5} <= errors_seen  # the failing calls are counted, the same way everywhere
+    assert {0, 2, 3, 5} <= errors_seen  # the failing calls are counted, the same way everywhere
     # every errored sample is a test item the judge calls wrong, the labelled s3 included
     judge = [r for r in eval_rows if r["metric"] == "judge (naive)"][0]
     assert judge["n"] == N - len(LABELLED) + 1 and judge["errors"] == 5
@@ -119,8 +126,11 @@ def test_different_task_arguments_are_not_paired(logs, tmp_path):
     assert [(p.model_a, p.model_b) for p in arith_pairs] == [
         ('scripted/a (fail="arith-1,arith-2,arith-3")', "scripted/b")
     ]
-    assert arith_pairs[0].task == "arith [difficulty=1]"
-    [refused_a, refused_b] = [n for n in report.not_comparable if n.task == "arith"]
+    assert arith_pairs[0].task == "arith [config.epochs=1, difficulty=1]"
+    refused = [n for n in report.not_comparable if n.task == "arith"]
+    [refused_a, refused_b] = [n for n in refused if "difficulty 1 vs 3" in n.reason]
+    epochs = [n for n in refused if "config.epochs" in n.reason]
+    assert len(epochs) == 3  # scripted/d ran 3 epochs: compared with none of the others
     assert "difficulty 1 vs 3" in refused_a.reason and "difficulty 1 vs 3" in refused_b.reason
     out = tmp_path / "r.md"
     result = CliRunner().invoke(main, ["report", str(log_dir), "-o", str(out)])
