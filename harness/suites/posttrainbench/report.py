@@ -17,12 +17,17 @@ From one log's runs (sample metadata `run`):
     configuration) give the paper's ±1 SD and a t interval on R - 1 degrees of freedom;
     with one run per configuration it is "not estimable". A percentile bootstrap over so
     few runs would not cover 95% (see `harness.report.pairs`), so none is printed;
-- **against the base**, per agent and configuration: McNemar's exact test and interval on
-  the test items, paired with the base model's answers, Holm-corrected over the log's pairs.
+- **against the base**, per agent and configuration: the comparison engine's test on the test
+  items (`harness.stats.compare`, the suite's design: unit item, 0/1 scores, so McNemar's exact
+  test and interval), paired with the base model's answers, Holm-corrected over the log's pairs;
+- **errored runs** (the sample raised, or finished without a run): counted per agent, and
+  scored as a failed run is, with the base model's score and answers (taken from a finished
+  run on the same benchmark; without one, the run is counted and left out).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -30,11 +35,14 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from harness.stats.compare import pair_family
 from harness.stats.intervals import Interval
-from harness.stats.multiple import holm
-from harness.stats.paired import PairedTest, mcnemar
+from harness.stats.paired import PairedTest
+from harness.suites.catalog import get_suite
 
 MIN_ITEMS = 20  # below this many items per benchmark the item interval is not printed
+DESIGN = get_suite("posttrainbench").design  # unit: test item, 0/1; each run against the base
+RUN_KEYS = ("agent", "base_model", "benchmark", "run", "configuration")  # an errored run's
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,7 @@ class AgentRow:
     weighted: Interval  # weighted score, interval over test items
     over_runs: Interval  # weighted score, interval over replicate runs (or not estimable)
     sd_runs: float  # SD of the replicate weighted scores (nan with one run per configuration)
+    errors: int = 0  # runs that errored (scored as failed runs: the base model's score)
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,7 @@ class BasePair:
 
     agent: str
     configuration: str  # base model / benchmark
-    test: PairedTest  # final - base, McNemar exact
+    test: PairedTest  # final - base, the engine's (McNemar exact on 0/1 items)
     p_holm: float  # Holm over the log's pairs; nan: not tested
 
 
@@ -71,7 +80,7 @@ class PtbReport:
     instruct: dict[str, float]  # benchmark -> instruct reference score
     agents: tuple[AgentRow, ...]
     pairs: tuple[BasePair, ...]
-    runs: tuple[dict[str, Any], ...]  # the runs, as logged
+    runs: tuple[dict[str, Any], ...]  # the runs, as logged; errored ones as failed runs
 
 
 def item_interval(
@@ -179,31 +188,64 @@ def _agent_row(agent: str, runs: list[dict[str, Any]], weights: dict[str, float]
     return AgentRow(
         agent=agent, runs=len(runs), flagged=sum(bool(r["flags"]) for r in runs),
         no_model=sum(not r["final_model"] for r in runs), per_benchmark=per_bench,
-        weighted=weighted, over_runs=over, sd_runs=sd,
+        weighted=weighted, over_runs=over, sd_runs=sd, errors=sum("error" in r for r in runs),
     )  # fmt: skip
 
 
+def as_failed(errored: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """An errored run scored as a failed run: the base model's score and answers.
+
+    The base's score and items come from a finished run on the same configuration (the same
+    base model and benchmark); None when the log has none to take them from.
+    """
+    same = [r for r in runs if "error" not in r and r["configuration"] == errored["configuration"]]
+    if not same:
+        return None
+    ref = same[0]
+    why = f"errored ({errored['error']}): the base model's score"
+    return {
+        **{k: errored[k] for k in RUN_KEYS}, "error": errored["error"],
+        "final_score": ref["base_score"], "raw_score": None, "base_score": ref["base_score"],
+        "instruct_score": ref["instruct_score"], "flags": [], "why": why, "anticheat": None,
+        "judge": None, "exit": {}, "final_model": False, "items": ref["base_items"],
+        "base_items": ref["base_items"], "raw_items": None,
+    }  # fmt: skip
+
+
 def build_report(heading: str, runs: list[dict[str, Any]]) -> PtbReport:
-    """Weights, agent rows and paired comparisons with the base for one log's runs."""
-    weights, base, instruct = _weights(runs) if runs else ({}, {}, {})
-    agents = sorted({r["agent"] for r in runs})
-    rows = tuple(_agent_row(a, [r for r in runs if r["agent"] == a], weights) for a in agents)
-    raw_pairs = []
-    for run in sorted(runs, key=lambda r: (r["agent"], r["configuration"], r["run"])):
-        if run["run"] != 0 or not run.get("items") or not run.get("base_items"):
-            continue
-        shared = sorted(set(run["items"]) & set(run["base_items"]))
-        if len(shared) < 2:
-            continue
-        test = mcnemar([run["items"][i] for i in shared], [run["base_items"][i] for i in shared])
-        raw_pairs.append((run["agent"], run["configuration"], test))
-    tested = [t.p_value for _, _, t in raw_pairs if not math.isnan(t.p_value)]
-    adjusted = iter(holm(tested).adjusted if tested else ())
+    """Weights, agent rows and paired comparisons with the base for one log's runs.
+
+    `runs` may hold errored ones (`error`, and the keys `RUN_KEYS`): each is scored as a failed
+    run (`as_failed`), or, with no finished run of its configuration, kept for its count only.
+    """
+    finished = [r for r in runs if "error" not in r]
+    failed = {id(r): as_failed(r, finished) for r in runs if "error" in r}
+    scored = finished + [f for f in failed.values() if f is not None]
+    lost = [r for r in runs if "error" in r and failed[id(r)] is None]  # nothing to score by
+    weights, base, instruct = _weights(finished) if finished else ({}, {}, {})
+    rows = []
+    for agent in sorted({r["agent"] for r in runs}):
+        mine = [r for r in scored if r["agent"] == agent]
+        gone = sum(1 for r in lost if r["agent"] == agent)
+        if mine:
+            row = _agent_row(agent, mine, weights)
+        else:
+            nan = Interval(math.nan, math.nan, math.nan, 0.95, "no scored run", 0)
+            row = AgentRow(agent, 0, 0, 0, {}, nan, nan, math.nan)
+        rows.append(dataclasses.replace(row, runs=row.runs + gone, errors=row.errors + gone))
+    family = []
+    for run in sorted(scored, key=lambda r: (r["agent"], r["configuration"], r["run"])):
+        if run["run"] == 0 and run.get("items") and run.get("base_items"):
+            items = {str(k): float(v) for k, v in run["items"].items()}
+            base_items = {str(k): float(v) for k, v in run["base_items"].items()}
+            family.append((run["agent"], run["configuration"], items, base_items))
+    tested = pair_family(DESIGN, family)
     pairs = tuple(
-        BasePair(a, c, t, math.nan if math.isnan(t.p_value) else float(next(adjusted)))
-        for a, c, t in raw_pairs
+        BasePair(agent, config, p.test, p.p_holm)
+        for (agent, config, _, _), p in zip(family, tested, strict=True)
+        if p.test is not None  # fewer than two shared items: no row
     )
-    return PtbReport(heading, weights, base, instruct, rows, pairs, tuple(runs))
+    return PtbReport(heading, weights, base, instruct, tuple(rows), pairs, tuple(scored + lost))
 
 
 def _pct(value: float) -> str:
@@ -214,7 +256,7 @@ def report_tables(report: PtbReport) -> list[tuple[str, list[str], list[list[str
     """The section's tables: agents, runs, the paired comparisons, the weights."""
     benches = sorted(report.weights)
     agents = [
-        [a.agent, str(a.runs), str(a.flagged), str(a.no_model),
+        [a.agent, str(a.runs), str(a.errors), str(a.flagged), str(a.no_model),
          *[_pct(a.per_benchmark.get(b, math.nan)) for b in benches],
          a.weighted.text(".1f", scale=100), a.weighted.method,
          a.over_runs.text(".1f", scale=100) + ("" if math.isnan(a.sd_runs)
@@ -225,10 +267,13 @@ def report_tables(report: PtbReport) -> list[tuple[str, list[str], list[list[str
     for r in sorted(report.runs, key=lambda r: (r["agent"], r["configuration"], r["run"])):
         exit_ = r.get("exit") or {}
         signal = exit_.get("signal") or "none"
+        raw = r.get("raw_score")
+        why = r.get("why") or f"errored ({r.get('error')}); no finished run to score it by"
         runs.append([
-            r["agent"], r["configuration"], str(r["run"]), _pct(r["raw_score"] if r["raw_score"]
-            is not None else math.nan), _pct(r["final_score"]), ", ".join(r["flags"]) or "none",
-            f"{exit_.get('exit_code')} / {signal}", "yes" if r["final_model"] else "no", r["why"],
+            r["agent"], r["configuration"], str(r["run"]), _pct(raw if raw is not None else
+            math.nan), _pct(r.get("final_score", math.nan)), ", ".join(r.get("flags") or ())
+            or "none", f"{exit_.get('exit_code')} / {signal}",
+            "yes" if r.get("final_model") else "no", why,
         ])  # fmt: skip
     pairs = [
         [p.agent, p.configuration, p.test.summary().replace("a-b", "final-base"),
@@ -239,13 +284,15 @@ def report_tables(report: PtbReport) -> list[tuple[str, list[str], list[list[str
                 "undefined" if math.isnan(report.weights[b]) else f"{report.weights[b]:.4f}"]
                for b in benches]  # fmt: skip
     return [
-        ("Agents: weighted score (%) = sum of w_i x s_i; flagged runs score the base model",
-         ["agent", "runs", "flagged", "no final model", *[f"{b} (%)" for b in benches],
+        ("Agents: weighted score (%) = sum of w_i x s_i; flagged and errored runs score the base "
+         "model",
+         ["agent", "runs", "errored", "flagged", "no final model", *[f"{b} (%)" for b in benches],
           "weighted (%) [95% CI over items]", "item interval", "over runs [95% t]"], agents),
         ("Runs: raw = the pristine evaluator's test accuracy; final = what counts",
          ["agent", "configuration", "run", "raw (%)", "final (%)", "flags", "exit / signal",
           "final model", "why"], runs),
-        ("Against the base model, paired by test item (McNemar exact, Holm over the pairs)",
+        ("Against the base model, paired by test item (the engine: McNemar exact on 0/1 items, "
+         "Holm over the pairs)",
          ["agent", "configuration", "final - base", "p (Holm)"], pairs),
         ("Weights (eq. 1): 1 / (s_instruct - s_base), normalised",
          ["benchmark", "base (%)", "instruct reference (%)", "weight"], weights),

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from harness.logs import LogRecord, load_training_runs
 from harness.report.sections import SectionView, log_heading, per_log_section
-from harness.suites.posttrainbench.report import PtbReport, build_report, report_tables
+from harness.suites.posttrainbench.report import RUN_KEYS, PtbReport, build_report, report_tables
 
 
 def _build(record: LogRecord) -> PtbReport:
-    return build_report(log_heading(record), load_training_runs(record.path, ()))
+    return build_report(log_heading(record), load_training_runs(record.path, RUN_KEYS))
 
 
 def view(report: PtbReport) -> SectionView:
