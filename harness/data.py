@@ -10,7 +10,6 @@ The local folder is `--data-dir DIR` or, failing that, the environment variable 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -131,19 +130,23 @@ def _validate(spec: DatasetSpec, source: str, number: int, item: Any) -> dict[st
 
 
 def _read_local(path: Path) -> list[tuple[int, Any]]:
-    """Rows of a local .json or .jsonl file; a line that is not UTF-8 or JSON is a bad row."""
-    data = path.read_bytes()
+    """Rows of a local .json or .jsonl file; a line that is not UTF-8 or JSON is a bad row.
+
+    Size and nesting depth are checked before parsing (`harness.bounded_json`).
+    """
+    from harness.bounded_json import JsonInputError, loads, read_bytes
+
+    try:
+        data = read_bytes(path)
+    except JsonInputError as ex:
+        raise HarnessUsageError(f"{ex}; fix --data-dir") from None
     if not data.strip():
         raise HarnessUsageError(f"{path}: the file is empty; put the rows there or fix --data-dir")
     if path.suffix == ".json":
         try:
-            parsed = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as ex:
-            raise HarnessUsageError(
-                f"{path}: not UTF-8 text (byte {ex.start}); save the file as UTF-8"
-            ) from None
-        except json.JSONDecodeError as ex:
-            raise HarnessUsageError(f"{path}: not valid JSON ({ex}); fix the file") from None
+            parsed = loads(data, str(path))
+        except JsonInputError as ex:
+            raise HarnessUsageError(f"{ex}; fix the file") from None
         items = parsed if isinstance(parsed, list) else [parsed]
         return list(enumerate(items, start=1))
     out: list[tuple[int, Any]] = []
@@ -153,15 +156,16 @@ def _read_local(path: Path) -> list[tuple[int, Any]]:
             continue
         number += 1
         try:
-            line = raw_line.decode("utf-8")
+            raw_line.decode("utf-8")
         except UnicodeDecodeError as ex:
             reason = f"is not UTF-8 text (byte {ex.start} of the line)"
             out.append((number, RowError(str(path), number, "*", reason)))
             continue
         try:
-            out.append((number, json.loads(line)))
-        except json.JSONDecodeError as ex:
-            out.append((number, RowError(str(path), number, "*", f"is not valid JSON: {ex.msg}")))
+            out.append((number, loads(raw_line, "")))
+        except JsonInputError as ex:
+            reason = f"is not valid JSON: {str(ex).removeprefix(': ')}"
+            out.append((number, RowError(str(path), number, "*", reason)))
     return out
 
 
@@ -258,19 +262,19 @@ def int_in_range(low: int, high: int) -> Validator:
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line.
+    """Yield (line number, object) for each non-blank line, size, depth and UTF-8 checked first.
 
     Raises:
-        HarnessUsageError: a line is not valid JSON or not a JSON object (named by number).
+        HarnessUsageError: a line is too long, not UTF-8, nested too deep, not valid JSON or
+            not a JSON object (named by number), or the file is not a regular file.
 
     """
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as ex:
-            raise HarnessUsageError(f"{path} line {number}: not valid JSON ({ex.msg})") from None
-        if not isinstance(item, dict):
-            raise HarnessUsageError(f"{path} line {number}: expected a JSON object")
-        yield number, item
+    from harness.bounded_json import JsonInputError, iter_lines
+
+    try:
+        for number, item in iter_lines(path):
+            if not isinstance(item, dict):
+                raise HarnessUsageError(f"{path} line {number}: expected a JSON object")
+            yield number, item
+    except JsonInputError as ex:
+        raise HarnessUsageError(f"{ex}; fix the file") from None

@@ -17,11 +17,17 @@ def cache_dir() -> Path:
     """
     root = os.environ.get("HARNESS_CACHE_DIR")
     if root:
-        path = Path(root)
+        path, origin = Path(root), "HARNESS_CACHE_DIR"
     else:
         xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        path = Path(xdg) / "harness"
-    path.mkdir(parents=True, exist_ok=True)
+        path, origin = Path(xdg) / "harness", "XDG_CACHE_HOME"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as ex:
+        raise HarnessUsageError(
+            f"cache folder '{path}' (from {origin}) cannot be made ({ex.strerror or ex}); "
+            f"point {origin} at a writable folder"
+        ) from None
     return path
 
 
@@ -30,6 +36,8 @@ def writable_dir(path: str | os.PathLike[str], what: str) -> Path:
 
     `what` names the option in the message, for example "--log-dir".
     """
+    if not str(path).strip():
+        raise HarnessUsageError(f"{what} is empty; name a folder")
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise HarnessUsageError(f"{what} '{folder}' is a file, not a folder; name a folder")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,5 +29,20 @@ def parse_kv(pairs: Iterable[str], flag: str) -> dict[str, Any]:
                 f"malformed {flag} '{pair}'; write it as {flag} key=value (an unknown key is "
                 "answered with the keys the task or model takes)"
             )
-        out[key.replace("-", "_")] = parse_value(value)
+        parsed = parse_value(value)
+        if _has_non_finite(parsed):
+            raise HarnessUsageError(
+                f"{flag} {key}={value}: not a finite number; give a number such as 0.5"
+            )
+        out[key.replace("-", "_")] = parsed
     return out
+
+
+def _has_non_finite(value: Any) -> bool:
+    """NaN or infinity, alone or in a list (JSON's NaN, Infinity, 1e400; text 'nan', 'inf')."""
+    if isinstance(value, list):
+        return any(_has_non_finite(v) for v in value)
+    if isinstance(value, str):
+        parts = [p.strip().lower() for p in value.split(",")]
+        return any(p.lstrip("+-") in ("nan", "inf", "infinity") for p in parts)
+    return isinstance(value, float) and not math.isfinite(value)

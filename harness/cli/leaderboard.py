@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from harness.errors import HarnessUsageError, exit_on_usage_error
-from harness.paths import port_number, writable_dir
+from harness.paths import port_number
 
 
 @click.group("leaderboard")
@@ -23,17 +23,28 @@ def leaderboard() -> None:
 @click.option(
     "--alpha", type=float, default=0.05, show_default=True, help="Holm family-wise error rate."
 )
+@click.option("--force", is_flag=True, help="Build into a folder holding files not ours.")
 @exit_on_usage_error
-def build(log_dirs: tuple[str, ...], out: str, title: str, no_viewer: bool, alpha: float) -> None:
+def build(
+    log_dirs: tuple[str, ...], out: str, title: str, no_viewer: bool, alpha: float, force: bool
+) -> None:
     """Build the site from the logs under LOG_DIRS."""
     from harness.leaderboard.build import build_site
+    from harness.logs import log_files
+    from harness.output_paths import site_folder
 
     if not 0 < alpha < 1:
         raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha}")
-    writable_dir(out, "-o")
-    result = build_site(list(log_dirs), out, title=title, viewer=not no_viewer, alpha=alpha)
+    log_files(log_dirs)  # a missing folder is named before the output is checked
+    folder = site_folder(out, "-o", force=force)
+    result = build_site(
+        list(log_dirs), out, title=title, viewer=not no_viewer, alpha=alpha, checked=folder
+    )
     for bad in result.left_out:
         click.echo(f"left out {bad.path}: {bad.reason}", err=True)
+    if folder.foreign:
+        names = ", ".join(folder.foreign)
+        click.echo(f"--force: built {out} over what the harness had not written: {names}", err=True)
     click.echo(result.summary())
 
 

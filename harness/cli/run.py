@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.cli.eval_checks import (
+    check_distinct,
+    check_samples,
+    one_line,
+    provider_start_error,
+    set_aside_unreadable_logs,
+)
 from harness.cli.typed_args import typed
 from harness.errors import HarnessUsageError
 from harness.paths import writable_dir
@@ -63,7 +70,13 @@ def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -
         args = typed(fn, {k: v for k, v in task_args.items() if k in params[fn]}, "-T")
         if "data_dir" in params[fn] and data_dir is not None:
             args["data_dir"] = data_dir
-        tasks.append(fn(**args))
+        try:
+            tasks.append(fn(**args))
+        except ValueError as ex:  # inspect's "dataset is empty", a task's own range check
+            raise HarnessUsageError(
+                f"suite '{suite.name}' task '{fn.__name__}' cannot be built from its -T "
+                f"arguments: {one_line(str(ex))}"
+            ) from None
     return tasks
 
 
@@ -71,6 +84,7 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
     """Resolve model specs to inspect `Model`s, turning unknown providers into usage errors."""
     from inspect_ai.model import GenerateConfig, get_model
 
+    check_distinct(specs)
     models = []
     for spec in specs:
         provider, sep, name = spec.partition("/")
@@ -94,6 +108,14 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
             ) from None
         except TypeError as ex:
             raise HarnessUsageError(f"bad -M argument for {spec}: {ex}") from None
+        except HarnessUsageError:
+            raise
+        except Exception as ex:  # an API key, a package or a connection missing
+            from harness.models.providers import provider_class
+
+            if provider_class(provider) is not None:
+                raise  # our own providers check their input; anything else is a bug
+            raise provider_start_error(spec, ex) from None
     return models
 
 
@@ -209,8 +231,11 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         raise HarnessUsageError(f"suite '{suite.name}' needs --model, for example local/tiny-arith")
     # only a suite that loads data checks the data folder (arith makes its own from a seed)
     takes_data = any("data_dir" in inspect.signature(fn).parameters for fn in suite.tasks)
+    if req.data_dir is not None and not takes_data:
+        resolve_data_dir(req.data_dir)  # named, so checked, though this suite makes its data
     folder = resolve_data_dir(req.data_dir) if takes_data else None
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
+    check_samples(tasks, req.limit, req.epochs)
     models = build_models(specs, req.model_args, req.seed)
     check_model_needed(tasks, specs)
     check_replay_ids(models, tasks, req.limit)
@@ -228,6 +253,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
             raise HarnessUsageError(f"{flag} must be at least 1, got {value}")
     connections = req.max_connections or max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
+    set_aside_unreadable_logs(req.log_dir)
     ok, logs = eval_set(
         tasks,
         log_dir=req.log_dir,

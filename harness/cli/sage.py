@@ -67,6 +67,10 @@ def score(
     )
     from harness.stats.auroc import delong, delong_paired
 
+    if judge:  # a judge that cannot start is named before any work
+        from harness.cli.run import build_models
+
+        build_models((judge,), parse_kv(model_args, "-M"), None)
     items = read_items(data_path)
     ref_idx = eligible_references(items, references)  # type: ignore[arg-type]
     check_k(k, len(ref_idx), references)  # type: ignore[arg-type]

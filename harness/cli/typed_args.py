@@ -122,9 +122,36 @@ def hints(fn: Callable[..., Any]) -> dict[str, Any]:
     return {name: resolved.get(name, inspect.Parameter.empty) for name in params}
 
 
+# Arguments whose names say what range they take, whatever task or provider declares them:
+# (test on the name, lowest value, highest value, what the value is).
+MAX_COUNT = 1_000_000  # samples, seeds, tokens: more is a typo, and would not fit in memory
+NAMED_RANGES: tuple[tuple[Callable[[str], bool], float, float, str], ...] = (
+    (lambda k: k == "max_tokens" or k.endswith("_max_tokens"), 1, MAX_COUNT, "a token count"),
+    (lambda k: k in ("n", "seeds", "samples"), 1, MAX_COUNT, "a count"),
+    (lambda k: k == "temperature" or k.endswith("_temperature"), 0, 100, "a temperature"),
+    (lambda k: k.endswith(("timeout", "_seconds", "_minutes")), 1e-9, 1e7, "a duration"),
+)
+
+
+def check_named_range(flag: str, key: str, value: Any) -> None:
+    """A usage error when a number is outside the range its argument's name implies."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    for applies, low, high, what in NAMED_RANGES:
+        if applies(key) and not low <= value <= high:
+            shown = "a positive number" if low < 1e-6 and low > 0 else f"from {low:g}"
+            raise HarnessUsageError(f"{flag} {key}={value!r}: {what} must be {shown} to {high:g}")
+
+
 def typed(fn: Callable[..., Any], args: dict[str, Any], flag: str) -> dict[str, Any]:
-    """`args` converted to `fn`'s annotations; keys it does not declare are left as read."""
+    """`args` converted to `fn`'s annotations; keys it does not declare are left as read.
+
+    A number is also checked against the range its name implies (`NAMED_RANGES`).
+    """
     annotations = hints(fn)
-    return {
+    out = {
         k: convert(v, annotations[k], flag, k) if k in annotations else v for k, v in args.items()
     }
+    for key, value in out.items():
+        check_named_range(flag, key, value)
+    return out

@@ -22,10 +22,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessUsageError
 from harness.leaderboard.collect import BadLog, collect
 from harness.leaderboard.pages import ASSETS, asset, index_page, model_page, slug, suite_page
 from harness.leaderboard.ranking import TaskTable, task_tables
 from harness.leaderboard.svg import forest_svg, heatmap_svg
+from harness.leaderboard.viewer import VIEWER_DIR
+from harness.output_paths import OutputFolder, mark_site, site_folder, unlink_links
 from harness.report.pairs import NotComparable
 
 
@@ -155,12 +158,32 @@ def build_site(
     title: str = "Leaderboard",
     viewer: bool = True,
     alpha: float = 0.05,
+    checked: OutputFolder | None = None,
 ) -> BuildResult:
-    """Read the logs, rank the models per task, and write the site to `out`."""
+    """Read the logs, rank the models per task, and write the site to `out`.
+
+    `out` must be new, empty or built by the harness (`harness.output_paths.site_folder`),
+    unless `checked` says it was checked with `--force`. The site is marked as built by the
+    harness, with the list of the files it wrote.
+
+    Raises:
+        HarnessUsageError: `out` holds files the harness did not write, or no log is usable.
+
+    """
     start = time.perf_counter()
+    folder = checked or site_folder(out, "the site folder", force=False)
     collected = collect(log_dirs)
+    if not collected.records:
+        first = collected.bad[0] if collected.bad else None
+        why = f"{first.path}: {first.reason}" if first else "no log could be used"
+        more = f" (and {len(collected.bad) - 1} more left out)" if len(collected.bad) > 1 else ""
+        raise HarnessUsageError(f"no usable log: {why}{more}; nothing written")
     tables = task_tables(list(collected.groups), alpha)
     site = Path(out)
+    foreign = [name.split(" (")[0] for name in folder.foreign]
+    if foreign:
+        unlink_links(site)  # --force: a link is removed, never followed
+    mark_site(site, foreign)
     for sub in ("suite", "model", "plots", "assets"):
         (site / sub).mkdir(parents=True, exist_ok=True)
     links: dict[str, str] = {}
@@ -191,6 +214,7 @@ def build_site(
     data = to_json(title, tables, bad, links, collected.not_comparable)
     (site / "leaderboard.json").write_text(json.dumps(data, indent=1))
     (site / "leaderboard.csv").write_text(to_csv(data))
+    mark_site(site, [f for f in foreign if not f.startswith(f"{VIEWER_DIR}/")])
     return BuildResult(
         site=str(site),
         tasks=len(tables),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,7 +48,13 @@ def load_recorded(path: str) -> RecordedOutputs:
                 f'{file} line {number}: expected {{"id": ..., "output": "text"}}; fix the line'
             )
         sid = str(item["id"])
-        key = (sid, int(item["epoch"])) if "epoch" in item else (sid, 0)
+        epoch = item.get("epoch")
+        if "epoch" in item and (type(epoch) is not int or epoch < 1):
+            raise HarnessUsageError(
+                f'{file} line {number}: "epoch" must be a whole number from 1, got '
+                f"{json.dumps(epoch)[:40]}; fix the line"
+            )
+        key = (sid, epoch) if isinstance(epoch, int) else (sid, 0)
         if key in seen:
             where = f" epoch {key[1]}" if key[1] else ""
             raise HarnessUsageError(
@@ -56,8 +63,8 @@ def load_recorded(path: str) -> RecordedOutputs:
             )
         seen[key] = number
         by_id.setdefault(sid, item["output"])
-        if "epoch" in item:
-            by_epoch[(sid, int(item["epoch"]))] = item["output"]
+        if isinstance(epoch, int):
+            by_epoch[(sid, epoch)] = item["output"]
     if not seen:
         raise HarnessUsageError(f"{file}: no recorded outputs (the file is empty)")
     return RecordedOutputs(str(file), by_id, by_epoch)

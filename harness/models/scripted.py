@@ -20,9 +20,26 @@ import anyio
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from harness.errors import HarnessUsageError
 from harness.models.recorded import load_recorded
 from harness.models.sample_context import current_sample
 from harness.models.usage import word_usage
+
+MAX_DELAY = 3600.0  # seconds: longer is a typo (and Infinity never answers)
+MAX_CONNECTIONS = 10_000
+
+
+def _seeds(value: str | int | list[int] | None) -> set[int]:
+    """`fail_seeds` as a set of ints, or a usage error naming the value."""
+    items = value.split(",") if isinstance(value, str) else [value] if value is not None else []
+    if isinstance(value, list):
+        items = value
+    try:
+        return {int(str(f).strip()) for f in items if str(f).strip()}
+    except ValueError:
+        raise HarnessUsageError(
+            f"-M fail_seeds={value!r}: comma-separated whole numbers, e.g. 1,2"
+        ) from None
 
 
 class ScriptedFailure(RuntimeError):
@@ -54,13 +71,24 @@ class ScriptedAPI(ModelAPI):
         if isinstance(fail, str):
             fail = [f for f in fail.split(",") if f]
         self.fail = {str(f) for f in (fail or [])}
-        if isinstance(fail_seeds, str):
-            fail_seeds = [int(f) for f in fail_seeds.split(",") if f]
-        elif isinstance(fail_seeds, int):
-            fail_seeds = [fail_seeds]
-        self.fail_seeds = {int(f) for f in (fail_seeds or [])}
+        self.fail_seeds = _seeds(fail_seeds)
+        if not (isinstance(delay, int | float) and 0 <= delay <= MAX_DELAY):
+            raise HarnessUsageError(f"-M delay={delay!r}: seconds from 0 to {MAX_DELAY}")
         self.delay = float(delay)
-        self.connections = int(connections)
+        if not (isinstance(connections, int) and 1 <= connections <= MAX_CONNECTIONS):
+            raise HarnessUsageError(
+                f"-M connections={connections!r}: a whole number from 1 to {MAX_CONNECTIONS}"
+            )
+        self.connections = connections
+        if trace:
+            try:  # checked now: a trace that cannot be written would fail every sample
+                with open(trace, "a", encoding="utf-8"):
+                    pass
+            except OSError as ex:
+                raise HarnessUsageError(
+                    f"-M trace={trace}: cannot be written ({ex.strerror or ex}); name a "
+                    "writable file"
+                ) from None
         self.trace = trace
 
     def max_connections(self) -> int:
