@@ -87,6 +87,7 @@ def test_epochs_give_mean_and_pass_at_k(tmp_path):
 def test_suites_lists_each_suite():
     out = CliRunner().invoke(main, ["suites"]).output
     assert "arith" in out and "aime2024, aime2025" in out
+    assert "unit: item, clustered by seed; score: binary" in out  # team's declared design
 
 
 BAD_INPUTS = [

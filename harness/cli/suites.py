@@ -11,7 +11,7 @@ from harness.errors import exit_on_usage_error
 @main.command("suites")
 @exit_on_usage_error
 def suites_command() -> None:
-    """List the suites: name, tasks, and what each measures."""
+    """List the suites: name, tasks, what each measures, and its declared design."""
     from harness.suites.catalog import all_suites
 
     listed = list(all_suites().values())
@@ -20,3 +20,4 @@ def suites_command() -> None:
     for suite in listed:
         tasks = ", ".join(suite.task_names)
         click.echo(f"{suite.name:<{name_w}}  {tasks:<{task_w}}  {suite.measures}")
+        click.echo(f"{'':<{name_w}}  {'':<{task_w}}  design: {suite.design.summary()}")
