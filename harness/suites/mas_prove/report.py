@@ -4,36 +4,42 @@ Built from a log's per-sample data (`harness.logs`): the configuration is in eac
 metadata (`mp_*`), the score is the sample's first scorer, and an errored sample counts as
 wrong and is counted. Per configuration:
 
-- accuracy with a clustered Wilson interval (samples of one problem form a cluster);
-- the paired difference against the same pattern with verifier `none`, on per-problem means
-  over seeds, by the test `harness.report.pairs` uses (McNemar for 0/1, a paired bootstrap from
-  20 problems, else the exact sign-flip test and its interval), Holm over the grid;
+- accuracy with the comparison engine's interval over the suite's design (unit: item, a
+  problem at one seed; cluster: `mp_problem`): Wilson, clustered by problem where a problem has
+  several seeds;
+- the paired difference against the same pattern with verifier `none`, on the items both have,
+  from the engine (`harness.stats.compare.pair_family`): McNemar for 0/1 items that do not nest;
+  with several seeds, the test runs on the problems' mean differences (a paired bootstrap from
+  20 problems, else the exact sign-flip test and its interval); Holm over the grid;
 - the spread across seeds: the standard deviation of the per-seed accuracies;
 - the verifier's agreement with the outcome: the share of samples where the last kept
   candidate's process label equals the final score; and its skill on mixed sets (a);
 - the verification cost: verifier tokens per sample, and the extra tokens against the
-  baseline (agents and verifier together), paired per problem like the accuracy.
+  baseline (agents and verifier together), paired like the accuracy (its own family).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from harness.logs import LogRecord, SampleScore, parse_score
-from harness.report.pairs import paired_test
+from harness.stats.compare import estimate, pair_family
 from harness.stats.intervals import Interval
-from harness.stats.multiple import holm
 from harness.stats.paired import PairedTest
-from harness.stats.resampling import clustered_wilson
+from harness.suites.catalog import get_suite
 from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
 
 CONFIG_KEYS = ("mp_pattern", "mp_verifier", "mp_granularity", "mp_context")
+DESIGN = get_suite("mas-prove").design  # unit: item (problem, seed); cluster: mp_problem
+TOKENS = dataclasses.replace(DESIGN, score="unbounded")  # tokens per sample
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ class ConfigRow:
     context: str  # context strategy, or "-"
     n: int  # samples (problems x seeds)
     errors: int  # errored samples (counted wrong)
-    accuracy: Interval  # clustered Wilson over problems
+    accuracy: Interval  # the engine's: Wilson, clustered by problem where problems nest items
     seed_accuracies: tuple[float, ...]  # accuracy per seed
     diff: PairedTest | None  # accuracy - baseline's, per problem; None: no baseline or untested
     p_holm: float  # Holm over the grid's tested differences; nan: not tested
@@ -108,24 +114,32 @@ def _tokens(sample: SampleScore) -> float:
     )
 
 
-def _per_problem(samples: list[SampleScore], value) -> dict[str, float]:
+def _item(sample: SampleScore) -> str:
+    """The unit: a problem at one seed (its epochs are averaged)."""
+    return f"{_problem(sample)}|s{sample.metadata.get('mp_seed', 0)}"
+
+
+def _per_item(
+    samples: list[SampleScore], value: Callable[[SampleScore], float]
+) -> dict[str, float]:
     groups: dict[str, list[float]] = defaultdict(list)
     for s in samples:
-        groups[_problem(s)].append(value(s))
+        groups[_item(s)].append(value(s))
     return {k: sum(v) / len(v) for k, v in groups.items()}
 
 
-def _row(key, samples, base: list[SampleScore] | None) -> ConfigRow:
+def _right(sample: SampleScore) -> float:
+    return float(_score(sample) > 0.5)
+
+
+def _row(key, samples) -> ConfigRow:
     scores = [_score(s) for s in samples]
-    problems = [_problem(s) for s in samples]
-    accuracy = clustered_wilson(np.array(scores) > 0.5, problems)
+    items = _per_item(samples, _right)
+    clusters = {_item(s): _problem(s) for s in samples}
+    accuracy = estimate(DESIGN, list(items.values()), [clusters[u] for u in items])
     by_seed: dict[int, list[float]] = defaultdict(list)
     for s, v in zip(samples, scores, strict=True):
         by_seed[int(s.metadata.get("mp_seed", 0))].append(v)
-    diff = extra = None
-    if base is not None and key[1] != "none":
-        diff = paired_test(_per_problem(samples, _score), _per_problem(base, _score))
-        extra = paired_test(_per_problem(samples, _tokens), _per_problem(base, _tokens))
     searched = [s for s in samples if int(s.metadata.get("mp_searches", 0) or 0) > 0]
     agreement = None
     if searched:
@@ -133,7 +147,7 @@ def _row(key, samples, base: list[SampleScore] | None) -> ConfigRow:
             int(int(s.metadata.get("mp_last_pick_correct", -1)) == int(_score(s) > 0.5))
             for s in searched
         ]
-        agreement = clustered_wilson(agree, [_problem(s) for s in searched])
+        agreement = estimate(DESIGN, agree, [_problem(s) for s in searched])
     mixed_rows = [
         (
             _problem(s),
@@ -146,7 +160,7 @@ def _row(key, samples, base: list[SampleScore] | None) -> ConfigRow:
     for problem, m, ok in mixed_rows:
         flags += [1] * ok + [0] * (m - ok)
         clusters += [problem] * m
-    skill = clustered_wilson(flags, clusters) if flags else None
+    skill = estimate(DESIGN, flags, clusters) if flags else None
 
     def mean(key: str) -> float:
         return float(np.mean([float(s.metadata.get(key, 0) or 0) for s in samples]))
@@ -160,9 +174,9 @@ def _row(key, samples, base: list[SampleScore] | None) -> ConfigRow:
         errors=sum(1 for s in samples if s.error),
         accuracy=accuracy,
         seed_accuracies=tuple(float(np.mean(v)) for _, v in sorted(by_seed.items())),
-        diff=diff,
+        diff=None,
         p_holm=math.nan,
-        extra_tokens=extra,
+        extra_tokens=None,
         tokens=float(np.mean([_tokens(s) for s in samples])),
         verifier_tokens=mean("mp_verifier_tokens"),
         verifier_calls=mean("mp_verifier_calls"),
@@ -196,14 +210,19 @@ def build_mas_report(heading: str, record: LogRecord) -> MasReport:
         if key is not None:
             groups[key].append(s)
     baselines = {k[0]: v for k, v in groups.items() if k[1] == "none"}
-    rows = [_row(k, v, baselines.get(k[0])) for k, v in sorted(groups.items())]
-    tested = [
-        i for i, r in enumerate(rows) if r.diff is not None and not math.isnan(r.diff.p_value)
-    ]
-    if tested:
-        adjusted = holm([rows[i].diff.p_value for i in tested]).adjusted  # type: ignore[union-attr]
-        for i, p in zip(tested, adjusted, strict=True):
-            rows[i] = _replace_p(rows[i], float(p))
+    keys = sorted(groups)
+    rows = [_row(k, groups[k]) for k in keys]
+    verified = [i for i, k in enumerate(keys) if k[1] != "none" and k[0] in baselines]
+    clusters = {_item(s): _problem(s) for s in record.samples}
+    for value, design, field in ((_right, DESIGN, "diff"), (_tokens, TOKENS, "extra_tokens")):
+        family = pair_family(design, [
+            (rows[i].label, "none", _per_item(groups[keys[i]], value),
+             _per_item(baselines[keys[i][0]], value))
+            for i in verified
+        ], clusters)  # fmt: skip
+        for i, p in zip(verified, family, strict=True):
+            extra = {"p_holm": p.p_holm} if field == "diff" else {}
+            rows[i] = dataclasses.replace(rows[i], **{field: p.test}, **extra)
     n = int(record.metadata.get("n") or _task_n(record))
     toys = [t for k, v in sorted(groups.items()) if k[1] != "none" and (t := _toy(k, v, n))]
     benchmark = str(dict(record.identity.task_args).get("benchmark", '"chain"')).strip('"')
@@ -212,12 +231,6 @@ def build_mas_report(heading: str, record: LogRecord) -> MasReport:
 
 def _task_n(record: LogRecord) -> int:
     return int(str(dict(record.identity.task_args).get("n", "3")).strip('"'))
-
-
-def _replace_p(row: ConfigRow, p: float) -> ConfigRow:
-    import dataclasses
-
-    return dataclasses.replace(row, p_holm=p)
 
 
 def plot_gain_vs_tokens(report: MasReport, stem: Path) -> list[str]:

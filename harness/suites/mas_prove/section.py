@@ -12,13 +12,19 @@ from pathlib import Path
 from harness.logs import LogRecord
 from harness.report.pairs import p_text
 from harness.report.sections import Plot, SectionView, Table, log_heading, per_log_section
+from harness.stats.design import rejects
 from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
-from harness.suites.mas_prove.report import MasReport, build_mas_report, plot_gain_vs_tokens
+from harness.suites.mas_prove.report import (
+    DESIGN,
+    MasReport,
+    build_mas_report,
+    plot_gain_vs_tokens,
+)
 
 NOTES = (
-    "How to read it (intervals 95%; differences paired per problem over seeds against the same "
-    "pattern without verification, Holm over the grid; an errored sample counts wrong)"
+    "How to read it (intervals 95%; differences paired per item, clustered by problem, against "
+    "the same pattern without verification, Holm over the grid; an errored sample counts wrong)"
 )
 
 
@@ -79,7 +85,8 @@ def grid_table(report: MasReport) -> Table:
     methods = sorted({r.diff.method for r in report.rows if r.diff is not None})
     caption = (
         f"Grid ({report.benchmark}, N = {report.n} candidates per search); differences by "
-        f"{'; '.join(methods) or 'no test'}; accuracy: clustered Wilson over problems"
+        f"{'; '.join(methods) or 'no test'}; accuracy: Wilson over items (clustered by problem "
+        "where a problem has several seeds)"
     )
     return caption, head, rows
 
@@ -124,11 +131,12 @@ def notes(report: MasReport) -> tuple[str, ...]:
     """What the grid says, in words, from the numbers above."""
     out = []
     tested = [r for r in report.rows if r.diff is not None]
-    up = [r.label for r in tested if r.p_holm < 0.05 and r.diff.estimate > 0]  # type: ignore[union-attr]
-    down = [r.label for r in tested if r.p_holm < 0.05 and r.diff.estimate < 0]  # type: ignore[union-attr]
+    alpha = DESIGN.alpha
+    up = [r.label for r in tested if rejects(r.p_holm, alpha) and r.diff.estimate > 0]  # type: ignore[union-attr]
+    down = [r.label for r in tested if rejects(r.p_holm, alpha) and r.diff.estimate < 0]  # type: ignore[union-attr]
     out.append(
         f"{len(tested)} verified configurations: {len(up)} better than no verification and "
-        f"{len(down)} worse after Holm at 5%"
+        f"{len(down)} worse after Holm at {alpha:.0%} (Holm p <= {alpha:g})"
         + (f" (better: {', '.join(up[:6])}{'...' if len(up) > 6 else ''})" if up else "")
         + (f" (worse: {', '.join(down[:6])}{'...' if len(down) > 6 else ''})" if down else "")
     )
