@@ -7,9 +7,11 @@ arguments); each log's model is one orchestrator.
 
 - Metrics: the rows `harness.report.scores` prints (Wilson for task success, t over instances
   for the others; errored samples count in n and as 0).
-- Pairs: every pair of orchestrators on every metric, on the instances both have, by
-  `harness.report.pairs.paired_test` (McNemar for 0/1; a paired bootstrap from 20 shared
-  instances; the exact sign-flip test and its interval below), Holm-corrected per metric.
+- Pairs: every pair of orchestrators on every metric, on the instances both have, from the
+  comparison engine (`harness.stats.compare.Tally` over the suite's design: unit instance, an
+  instance's epochs averaged, an errored epoch 0; McNemar for 0/1; a paired bootstrap from 20
+  shared instances; the exact sign-flip test and its interval below), Holm-corrected per
+  metric.
 - Dynamics: H(t) and c(t) of every trajectory, fitted per orchestrator with intervals
   clustered by instance (`harness.suites.iwg.dynamics`), and labelled by `ROBUSTNESS_RULE`.
 """
@@ -19,16 +21,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
-from harness.logs import LogRecord, read_samples
-from harness.report.pairs import p_text, paired_test
-from harness.report.scores import SummaryRow, problem_means, score_rows
-from harness.stats.multiple import holm
+from harness.logs import LogRecord, parse_score, read_samples
+from harness.report.pairs import p_text
+from harness.report.scores import SummaryRow, score_rows
+from harness.stats.compare import Tally
 from harness.stats.paired import PairedTest
+from harness.suites.catalog import get_suite
 from harness.suites.iwg.dynamics import (
     PLACEHOLDER_LABEL,
     ROBUSTNESS_RULE,
@@ -36,6 +38,8 @@ from harness.suites.iwg.dynamics import (
     PlaceholderMeanField,
     Series,
 )
+
+DESIGN = get_suite("iwg").design  # unit: instance; bounded scores; a Holm family per metric
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,21 @@ def metric_rows(record: LogRecord) -> list[SummaryRow]:
             label = name if row.metric in ("accuracy", name) else f"{name} {row.metric}"
             rows.append(dataclasses.replace(row, metric=label))
     return rows
+
+
+def metric_tally(records: list[LogRecord], metric: str) -> Tally:
+    """Every orchestrator's instances on one metric, added to the engine's tally.
+
+    An epoch that errored, or has no readable score from the metric's scorer, adds 0: an
+    error counts as wrong, and `metric_rows` counts it.
+    """
+    tally = Tally(DESIGN, metric=metric)
+    for record in records:
+        for s in record.samples:
+            raw = dict(s.raw)
+            value = 0.0 if s.error or metric not in raw else parse_score(raw[metric])[0]
+            tally.add(record.model, s.id, value)
+    return tally
 
 
 def _series(record: LogRecord) -> list[Series]:
@@ -150,13 +169,8 @@ def build_group(records: list[LogRecord], n_boot: int = 2000) -> IwgReport:
     metrics = list(dict.fromkeys(name for r in records for name in r.scorers))
     pairs: list[PairRow] = []
     for metric in metrics:
-        means = {r.model: problem_means(r, metric) for r in records}
-        raw = [(a, b, paired_test(means[a], means[b])) for a, b in combinations(sorted(means), 2)]
-        tested = [t.p_value for _, _, t in raw if t is not None and not math.isnan(t.p_value)]
-        adjusted = iter(holm(tested).adjusted if tested else ())
-        for a, b, test in raw:
-            ok = test is not None and not math.isnan(test.p_value)
-            pairs.append(PairRow(metric, a, b, test, float(next(adjusted)) if ok else math.nan))
+        comparison = metric_tally(records, metric).result()
+        pairs += [PairRow(metric, p.arm_a, p.arm_b, p.test, p.p_holm) for p in comparison.pairs]
     fits, curves = [], []
     for r in records:
         series = _series(r)

@@ -153,3 +153,21 @@ def test_tiny_arith_orchestrates_poorly_without_crashing_and_minilm_scores(tmp_p
     assert ok and all(r.errors == 0 and r.n == 3 for r in rows)
     assert rows[0].value == 0.0  # task success
     assert rows[-1].metric == "consistency_minilm"
+
+
+def test_pairs_are_the_engines_per_metric(logs):
+    from harness.logs import parse_score, read_logs
+    from harness.stats.compare import compare
+    from harness.suites.catalog import get_suite
+    from harness.suites.iwg.report import build_group
+
+    log_dir, _ = logs
+    records = list(read_logs([str(log_dir)]).used)
+    result = build_group(records, n_boot=50)
+    design = get_suite("iwg").design
+    for metric in SCORERS:
+        scores = {r.model: {s.id: parse_score(dict(s.raw)[metric])[0] for s in r.samples}
+                  for r in records}  # fmt: skip
+        want = compare(design, scores).pairs
+        got = [(p.model_a, p.model_b, p.test, p.p_holm) for p in result.pairs if p.metric == metric]
+        assert got == [(w.arm_a, w.arm_b, w.test, w.p_holm) for w in want], metric
