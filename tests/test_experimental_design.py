@@ -292,3 +292,53 @@ def test_the_ranking_rejects_at_p_equal_to_alpha(monkeypatch):
     table = ranking.task_table(Group("toy", "t", "t", (a, b)), alpha=0.05)
     assert [r.rank for r in table.rows] == [1, 2]
     assert rejects(0.05, 0.05) and not rejects(math.nan, 0.05)
+
+
+# --- the engine online; results a program can read ----------------------------------------------
+
+
+def test_the_tally_gives_what_compare_gives_on_the_same_units():
+    from harness.stats.compare import Tally, compare
+
+    rng = np.random.default_rng(2)
+    design = Design("problem", "binary")
+    tally = Tally(design, metric="accuracy")
+    scores: dict[str, dict[str, list[float]]] = {}
+    for arm, p in (("a", 0.8), ("b", 0.5), ("c", 0.45)):
+        for unit in range(40):
+            for _ in range(2):  # two epochs: a unit's score is their mean
+                value = float(rng.random() < p)
+                tally.add(arm, f"u{unit}", value)
+                scores.setdefault(arm, {}).setdefault(f"u{unit}", []).append(value)
+    means = {a: {u: sum(v) / len(v) for u, v in us.items()} for a, us in scores.items()}
+    assert tally.result() == compare(design, means, metric="accuracy")
+    assert tally.result().pair("b", "a") == compare(design, means).pair("a", "b").flipped()
+    with pytest.raises(ValueError, match="finite"):
+        tally.add("a", "u0", math.nan)
+
+
+def test_eval_json_and_report_json_carry_the_suites_sections(tmp_path):
+    """A suite with its own section prints its tables in `harness eval --json`, and
+    `harness report --format json` writes every section's results as strict JSON."""
+    import json
+
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    logs = tmp_path / "logs"
+    args = ["eval", "--suite", "mas-prove", "--model", "scripted/agent", "--log-dir", str(logs),
+            "--display", "none", "--json", "-T", "problems=2", "-T", "seeds=1",
+            "-T", "patterns=single", "-T", "verifiers=none,oracle"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout[result.stdout.index("{") :])
+    [section] = printed["sections"]
+    assert section["results"] and section["results"][0]["rows"]
+    assert printed["scores"][0]["unit"] == "item"
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(main, ["report", str(logs), "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    written = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
+    assert [s["title"] for s in written["sections"]] == [section["title"]]
+    assert written["scores"] == printed["scores"]
