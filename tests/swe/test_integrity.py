@@ -62,12 +62,15 @@ def test_a_patched_test_runner_is_flagged_and_strict_scores_it_unresolved(
     in_package = _patch(fixture_dir, tmp_path, "pkg", "mathlib/__init__.py", ALWAYS_PASS)
     in_tests = _patch(fixture_dir, tmp_path, "tst", "tests/__init__.py", ALWAYS_PASS)
     outputs = {"fixture__mathlib-1": in_package}
-    flagged = _eval(fixture_dir, tmp_path / "flag", outputs, instances="fixture__mathlib-1")
+    flagged = _eval(fixture_dir, tmp_path / "flag", outputs, instances="fixture__mathlib-1",
+                    integrity="flag")  # fmt: skip
     [score] = flagged[0].scores.values()
-    # the lie works on the run (every test "passes"), but it is named in the metadata
-    assert score.value == 1 and "TestCase.run" in " ".join(score.metadata["integrity_flags"])
-    strict = _eval(fixture_dir, tmp_path / "strict", outputs, instances="fixture__mathlib-1",
-                   integrity="strict")  # fmt: skip
+    # every test "passes", the canaries too (issue 31): the runner lied, so even under `flag`
+    # the run is not resolved, and the flags name both the spelling and the canaries
+    flags = " ".join(score.metadata["integrity_flags"])
+    assert score.value == 0 and "TestCase.run" in flags and "canary" in flags, flags
+    assert score.metadata["canaries"]["fail"] == "PASSED"
+    strict = _eval(fixture_dir, tmp_path / "strict", outputs, instances="fixture__mathlib-1")
     assert next(iter(strict[0].scores.values())).value == 0
     # in the tests' own package, the patch is undone before the tests run: not resolved at all
     restored = _eval(fixture_dir, tmp_path / "restored", {"fixture__mathlib-1": in_tests},

@@ -99,7 +99,7 @@ EXPECTED = {
     "tests/sub/test_a.py::test_fail": FAILED,
     "tests/sub/test_a.py::test_teardown": FAILED,  # an error is a failure, as on stdout
     "tests/sub/test_a.py::test_skip": SKIPPED,
-    "tests/sub/test_a.py::test_xfail": PASSED,  # pytest's XFAIL line counts as passed too
+    "tests/sub/test_a.py::test_xfail": SKIPPED,  # an expected failure is not a pass (issue 31)
     "tests/sub/test_a.py::test_param[a b]": PASSED,
     "tests/sub/test_a.py::test_param[c::d]": PASSED,
     "tests/sub/test_a.py::test_param[e/f]": FAILED,
@@ -448,12 +448,12 @@ def _in_package(repo: Path, text: str) -> str:
 def _run_pytest_task(
     tmp_path: Path, candidates: list[str | tuple[str, str]]
 ) -> tuple[SweTask, list[CandidateRun]]:
-    """Run each candidate: "GOLD", "" (empty), text for the package's `__init__.py`, or a
-    (path, text) pair for a file of its own."""
+    """Run each candidate: "GOLD", "" (empty), text for the package's `__init__.py`, a
+    (path, text) pair for a file of its own, or a diff as it is (text starting "diff --git")."""
     task, repo = _pytest_task(tmp_path)
     texts = [
         _diff(repo, dict([c])) if isinstance(c, tuple)
-        else c if c in ("", "GOLD") else _in_package(repo, c)
+        else c if c in ("", "GOLD") or c.startswith("diff --git") else _in_package(repo, c)
         for c in candidates
     ]  # fmt: skip
 
@@ -506,9 +506,11 @@ def test_a_candidate_that_goes_after_the_real_report(tmp_path: Path) -> None:
     swaps = [SWAP_REAL.format(how=how) for how in (
         'os.symlink("/etc/passwd", path)', "os.mkfifo(path)", "os.mkdir(path)")]  # fmt: skip
     task, (rewritten, *swapped) = _run_pytest_task(tmp_path, [REWRITE_REAL, *swaps])
-    # the limit: code in the test process can rewrite the report it writes. It names the
-    # report, so it is flagged, and -T integrity=strict scores it as unresolved
-    assert rewritten.score.resolved and "the test report" in " ".join(rewritten.flags)
+    # code in the test process can rewrite the report it writes. It names the report, so it
+    # is flagged; and the canaries are missing from the forged report (issue 31), so the run
+    # is unresolved whatever the integrity mode
+    assert "the test report" in " ".join(rewritten.flags)
+    assert not rewritten.score.resolved and rewritten.score.reason.startswith("runner_tampered")
     # a link, a FIFO or a folder where the report should be: refused, an error, no hang
     for run in swapped:
         assert not run.score.resolved and run.results_source == "stdout"

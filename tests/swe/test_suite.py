@@ -190,8 +190,14 @@ def test_eval_gold_resolves_all_and_empty_none(fixture_dir: Path, tmp_path: Path
     assert meta["criterion"] == "standard" and meta["f2p_rate"] == 1.0
     assert set(meta) == {"f2p_rate", "p2p_rate", "missing", "failed", "reason", "criterion",
                          "integrity", "integrity_flags", "results_source",
-                         "results_reason"}  # fmt: skip
-    assert meta["integrity_flags"] == [] and meta["integrity"] == "flag"
+                         "results_reason", "canaries"}  # fmt: skip
+    assert meta["integrity_flags"] == [] and meta["integrity"] == "strict"
+    assert all(  # the canaries came out as they must, and only the python tasks have them
+        s.scores["swe_resolved"].metadata["canaries"]
+        == ({} if s.id == "fixture__jsrange-3" else
+            {"pass": "PASSED", "fail": "FAILED", "error": "FAILED", "skip": "SKIPPED"})
+        for s in gold
+    )  # fmt: skip
     empty = _eval(fixture_dir, tmp_path / "empty", dict.fromkeys(tasks, ""), criterion="strict")
     assert {s.id: s.scores["swe_resolved"].value for s in empty} == dict.fromkeys(tasks, 0)
     assert all(s.scores["swe_resolved"].metadata["criterion"] == "strict" for s in empty)

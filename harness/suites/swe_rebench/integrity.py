@@ -12,6 +12,16 @@ the test framework from package code (`unittest.TestCase.run = ...`). So:
   surgery, the test runner's entry points). The score's metadata carries them;
   `-T integrity=strict` scores a flagged candidate as unresolved.
 
+The paths a candidate touches are git's own reading of it (`git apply --numstat -z`), so a
+quoted name (`"b/conftest.py"`), an octal escape in a test folder's name, or a timestamp after
+a name is read as `git apply` reads it, never from the diff's header text. A binary hunk has no `+`
+lines to read, so it is flagged. A `*.dist-info` or `*.egg-info` folder (pytest loads plugins
+from their entry points) is infrastructure, and removed.
+
+The flag patterns are one spelling at a time and cannot be complete. The generic defence is
+`swe_rebench.canaries`: tests inserted at run time, under random names, whose outcomes a
+runner that lies cannot keep right.
+
 What this cannot catch (ours, a heuristic; see docs/validation/swe-rebench.md): code that reaches
 the framework indirectly (`getattr` on a built string, an import hook installed by a `.pth` file
 the tests never name). Output forged on stdout is beaten where the runner writes a JUnit report
@@ -20,7 +30,10 @@ the tests never name). Output forged on stdout is beaten where the runner writes
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 # file names that configure or are the test run, wherever they are: restored from the base
@@ -35,6 +48,10 @@ INFRA_PATTERNS = (
     re.compile(r"(^|/)(tests?|testing|__tests__)/"),  # a test folder
     re.compile(r"(^|/)test_[^/]*\.py$|_test\.(py|go)$|\.(test|spec)\.[jt]sx?$"),
     re.compile(r"(^|/)jest\.config\.[^/]*$|(^|/)vitest\.config\.[^/]*$|\.pth$"),
+    # installed-package metadata: pytest loads plugins from any entry_points.txt on sys.path
+    re.compile(r"\.(dist|egg)-info(/|$)|(^|/)entry_points\.txt$"),
+    # git's own settings: with HOME at the work folder, a .gitconfig there would be read
+    re.compile(r"(^|/)\.gitconfig$|(^|/)\.gitattributes$"),
 )
 INTERNALS = (
     (re.compile(r"\bTestCase\s*\.\s*(run|__call__|debug|_callTestMethod)\b"), "TestCase.run"),
@@ -49,13 +66,82 @@ INTERNALS = (
         re.compile(r"junit|xunit|PYTEST_ADDOPTS|NODE_OPTIONS|test-reporter", re.IGNORECASE),
         "the test report",
     ),
+    (re.compile(r"\bsetattr\s*\(\s*(unittest|TestCase|_?pytest)\b"), "TestCase.run"),
+    (re.compile(r"\.\s*(assert[A-Z]\w*|fail\w*)\s*=(?!=)"), "unittest assertions replaced"),
+    (re.compile(r"__build_class__|\bbuiltins\s*\.\s*\w+\s*=(?!=)"), "builtins replaced"),
+    (re.compile(r"\batexit\b|\bsys\s*\.\s*exitfunc\b"), "an exit hook"),
+    (
+        re.compile(r"\benviron\s*\.\s*(values|items)\s*\(|\bos\.environb?\b\s*\)"),
+        "the environment's values",
+    ),
+    (re.compile(r"\bpytest11\b|\bentry_points\b"), "plugin entry points"),
+    (re.compile(r"^\s*(import|from)\s+unittest\b(?!\.mock)"), "unittest imported"),
 )
 
 _DIFF_PATH = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 
 
-def touched_paths(diff: str) -> tuple[str, ...]:
-    """Every path a unified diff touches (old and new names of a rename), sorted."""
+@dataclass(frozen=True, slots=True)
+class DiffFiles:
+    """The files a diff touches, as `git apply` reads it."""
+
+    paths: tuple[str, ...]  # every path touched (old and new names of a rename), sorted
+    binary: tuple[str, ...]  # paths changed by a binary hunk, whose content no pattern reads
+    parsed_by_git: bool  # False: git could not read the diff; `paths` is from its headers
+
+
+def _numstat(diff: str) -> str | None:
+    """`git apply --numstat -z` of `diff` (no repository needed), or None if git refuses it."""
+    try:
+        done = subprocess.run(
+            ["git", "apply", "--numstat", "-z", "-"],
+            input=diff.encode("utf-8", errors="surrogateescape"),
+            capture_output=True,
+            timeout=60,
+            env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": "/dev/null",
+                "HOME": "/nonexistent",
+            },  # fmt: skip
+            cwd="/",
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode("utf-8", errors="surrogateescape") if done.returncode == 0 else None
+
+
+def diff_files(diff: str) -> DiffFiles:
+    """The files `diff` touches, read by git itself (`git apply --numstat -z`).
+
+    Git unquotes C-quoted names and octal escapes and ignores what follows a tab (a
+    timestamp), exactly as it does when it applies the patch. A diff git cannot read gives
+    the names in its headers instead, with `parsed_by_git` False.
+    """
+    if not diff.strip():
+        return DiffFiles((), (), True)
+    out = _numstat(diff)
+    if out is None:
+        return DiffFiles(_header_paths(diff), (), False)
+    paths: set[str] = set()
+    binary: set[str] = set()
+    tokens = out.split("\0")
+    i = 0
+    while i < len(tokens):
+        fields = tokens[i].split("\t")
+        if len(fields) != 3:
+            i += 1
+            continue
+        added, deleted, name = fields
+        names = [name] if name else tokens[i + 1 : i + 3]  # a rename: old, then new
+        i += 1 if name else 3
+        paths.update(names)
+        if added == "-" and deleted == "-":
+            binary.update(names)
+    return DiffFiles(tuple(sorted(paths)), tuple(sorted(binary)), True)
+
+
+def _header_paths(diff: str) -> tuple[str, ...]:
     paths: set[str] = set()
     for old, new in _DIFF_PATH.findall(diff):
         paths.update((old, new))
@@ -65,6 +151,11 @@ def touched_paths(diff: str) -> tuple[str, ...]:
             if name != "/dev/null":
                 paths.add(name.removeprefix("a/").removeprefix("b/"))
     return tuple(sorted(paths))
+
+
+def touched_paths(diff: str) -> tuple[str, ...]:
+    """Every path a unified diff touches (old and new names of a rename), as git reads them."""
+    return diff_files(diff).paths
 
 
 def is_infrastructure(path: str) -> bool:
@@ -80,16 +171,20 @@ def infrastructure_paths(candidate: str, test_patch: str) -> tuple[str, ...]:
 
 def integrity_flags(candidate: str, test_patch: str) -> tuple[str, ...]:
     """Why a candidate is suspect, one reason each; empty when nothing was found."""
+    files = diff_files(candidate)
     restored = infrastructure_paths(candidate, test_patch)
     flags = [f"touches test infrastructure (restored): {p}" for p in restored]
     flags += [
         f"touches a file holding test configuration: {p}"
-        for p in touched_paths(candidate)
+        for p in files.paths
         if PurePosixPath(p).name in SHARED_CONFIG and p not in restored
     ]
+    flags += [f"a binary patch, whose content is not checked: {p}" for p in files.binary]
+    if not files.parsed_by_git:
+        flags.append("git cannot read the patch; its file names are the headers' own")
     added = [line[1:] for line in candidate.splitlines() if line.startswith("+")
              and not line.startswith("+++")]  # fmt: skip
     for pattern, what in INTERNALS:
-        if any(pattern.search(line) for line in added):
+        if what not in " ".join(flags) and any(pattern.search(line) for line in added):
             flags.append(f"names the test framework's internals: {what}")
     return tuple(flags)

@@ -17,9 +17,10 @@ installing anything:
 
 Statuses, as the stdout parsers give them (`swe_rebench.log_parsers`): a `<failure>` or
 `<error>` child is FAILED (pytest records a setup or teardown error on the test's own case); a
-`<skipped>` child is SKIPPED, except pytest's xfail (`type="pytest.xfail"`), which is PASSED as
-pytest's XFAIL line is; no such child is PASSED (an XPASS that is not strict, too). A name seen
-twice keeps its worst status.
+`<skipped>` child is SKIPPED, pytest's xfail (`type="pytest.xfail"`) too, as pytest's XFAIL
+line is: an expected failure is a failure, never a pass (issue 31: a candidate that marks the
+tests xfail would pass them); no such child is PASSED (an XPASS that is not strict, too). A
+name seen twice keeps its worst status.
 
 The reader refuses any document type declaration, so no entity is ever defined or expanded (no
 billion laughs, no external entity), reads no character data, and takes at most
@@ -48,7 +49,6 @@ MAX_REPORT_BYTES: Final = 32 * 1024 * 1024
 
 _RANK: Final = {SKIPPED: 0, PASSED: 1, FAILED: 2}
 _ROOTS: Final = ("testsuites", "testsuite")
-_PYTEST_XFAIL: Final = "pytest.xfail"
 
 
 class JunitReportError(ValueError):
@@ -134,7 +134,7 @@ def _child_status(tag: str, attrs: dict[str, str]) -> str | None:
     if tag in ("failure", "error"):
         return FAILED
     if tag == "skipped":
-        return PASSED if attrs.get("type") == _PYTEST_XFAIL else SKIPPED
+        return SKIPPED  # pytest's xfail (type="pytest.xfail") included: not a pass
     return None
 
 

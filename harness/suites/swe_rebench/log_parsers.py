@@ -27,8 +27,9 @@ Formats:
     `tests/t.py::test_a PASSED  [ 50%]` or `... SKIPPED (reason)`. A name is a node id and must
     contain "::". Parametrized ids may contain spaces, brackets and " - ": the id ends at the
     first "]" that is followed by " - " or by the end of the line. A collection error names a
-    file, not a test, so it is left out, and the tests in that file are missing. XFAIL, and an
-    XPASS that is not strict, count as PASSED; pytest reports a strict XPASS as FAILED itself.
+    file, not a test, so it is left out, and the tests in that file are missing. XFAIL is
+    SKIPPED (an expected failure is not a pass; the authors' parser read it as PASSED); an
+    XPASS that is not strict is PASSED; pytest reports a strict XPASS as FAILED itself.
     `-rA` names no skipped test, because it prints `SKIPPED [1] file:line: reason`.
 `parse_log_unittest`
     The `-v` output of Python's unittest (and of Django's runner), for example
@@ -178,7 +179,7 @@ _PYTEST_OUTCOMES: Final = {
     "FAILED": FAILED,
     "ERROR": FAILED,
     "SKIPPED": SKIPPED,
-    "XFAIL": PASSED,
+    "XFAIL": SKIPPED,  # an expected failure is not a pass
     "XPASS": PASSED,
 }
 _PYTEST_SUMMARY_RE: Final = re.compile(

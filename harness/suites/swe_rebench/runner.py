@@ -16,6 +16,12 @@ follows the authors' scoring procedure (`specs/swe-rebench.md`, section 2):
    was expected and is missing or refused fails the run with that reason; stdout, which the
    candidate can forge, is then not trusted to pass it.
 
+Before the test lines run, canary tests under random names go into a test file of the test
+patch (`swe_rebench.canaries`); if their outcomes come out wrong, the runner was tampered with,
+and the run fails with "runner_tampered" and a flag. Every git command runs with no hooks, no
+replace objects and no user or system config (the candidate could add `/work/.gitconfig`, and
+HOME is `/work`).
+
 It takes any inspect `SandboxEnvironment`: `inspect_ai.util.sandbox()` inside an eval, or one
 made by `bwrap_sandbox()` outside one (as `harness validate` does).
 """
@@ -33,6 +39,7 @@ from typing import Final
 from inspect_ai.util import ExecResult, SandboxEnvironment
 
 from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, limit_reason
+from harness.suites.swe_rebench.canaries import check, plant
 from harness.suites.swe_rebench.integrity import infrastructure_paths, integrity_flags
 from harness.suites.swe_rebench.reports import ResultsSource, plan_reports, read_results
 from harness.suites.swe_rebench.scoring import (
@@ -50,9 +57,19 @@ CANDIDATE_FILE: Final = ".git/harness-candidate.diff"
 TEST_PATCH_FILE: Final = ".git/harness-test.diff"
 INSTALL_FAILED: Final = "install_failed"
 
+RUNNER_TAMPERED: Final = "runner_tampered"
+
 # identity for the commit that records the applied candidate, so a failed test-patch attempt
-# can be undone with a plain reset
-_GIT_ID: Final = ("-c", "user.name=harness", "-c", "user.email=harness@localhost")
+# can be undone with a plain reset; and no hooks, whatever the repository's config says
+_GIT_ID: Final = ("-c", "user.name=harness", "-c", "user.email=harness@localhost",
+                  "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")  # fmt: skip
+# no config but the repository's own (which no diff can write), and no replaced objects
+GIT_ENV: Final = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +81,11 @@ class CandidateRun:
     flags: tuple[str, ...] = ()  # integrity findings about the candidate (`integrity.py`)
     results_source: ResultsSource = "none"  # "junit", "stdout", or "none" when no test ran
     results_reason: str | None = None  # why stdout gave the results; None for "junit" or "none"
+    canaries: dict[str, str] | None = None  # canary kind → status found; empty without any
 
 
 async def _git(sandbox: SandboxEnvironment, *args: str) -> ExecResult[str]:
-    return await sandbox.exec(["git", *_GIT_ID, *args], cwd=WORK, timeout=300)
+    return await sandbox.exec(["git", *_GIT_ID, *args], cwd=WORK, env=GIT_ENV, timeout=300)
 
 
 async def _reset(sandbox: SandboxEnvironment, ref: str) -> None:
@@ -80,8 +98,8 @@ async def _reset(sandbox: SandboxEnvironment, ref: str) -> None:
 async def _apply(sandbox: SandboxEnvironment, patch: str, file: str, ref: str) -> bool:
     """Apply `patch` over `ref`, resetting to `ref` after each failed attempt."""
     await sandbox.write_file(f"{WORK}/{file}", patch if patch.endswith("\n") else patch + "\n")
-    for argv in git_apply_commands(file):
-        done = await sandbox.exec(list(argv), cwd=WORK, timeout=300)
+    for git, *argv in git_apply_commands(file):
+        done = await sandbox.exec([git, *_GIT_ID, *argv], cwd=WORK, env=GIT_ENV, timeout=300)
         if done.success:
             return True
         await _reset(sandbox, ref)
@@ -187,6 +205,7 @@ async def run_candidate(
     if not await _apply(sandbox, task.test_patch, TEST_PATCH_FILE, "HEAD"):
         failed = score_run(task, {}, criterion, reason=TEST_PATCH_APPLY_FAILED)
         return CandidateRun(failed, "", flags)
+    canaries = await plant(sandbox, task, WORK)
     log: list[str] = []
     reason: str | None = None
     for line in task.install_config.install:
@@ -202,8 +221,13 @@ async def run_candidate(
             break
     text = "".join(log)
     got = await read_results(sandbox, plan, task, text, ran, WORK)
-    score = score_run(task, got.results, criterion, reason=reason or got.error)
-    return CandidateRun(score, text, flags, got.source, got.why_not_junit)
+    checked = check(canaries, got.results, task)
+    reason = reason or got.error
+    if checked.tampered is not None:
+        flags = (*flags, f"the test runner was tampered with: {checked.tampered}")
+        reason = reason or f"{RUNNER_TAMPERED}: {checked.tampered}"
+    score = score_run(task, checked.results, criterion, reason=reason)
+    return CandidateRun(score, text, flags, got.source, got.why_not_junit, checked.outcomes)
 
 
 async def copy_into_sandbox(sandbox: SandboxEnvironment, source: Path) -> None:

@@ -10,13 +10,21 @@ statement, the interface (when the task has one) and the working directory; neve
 Solvers: `patch` asks the model for a unified diff in one reply; `agent` runs inspect's
 `react()` agent with inspect's `bash()` tool and our `text_editor` (`harness.sandbox.editor_tool`:
 inspect's own needs its tool-support program inside the sandbox, which a bwrap sandbox over the
-host's /usr does not have), under message, token and time limits, and the candidate is `git diff`
-of `/work` against the base commit. The scorer applies the candidate
-and the hidden test patch and runs the tests (`swe_rebench.runner`).
+host's /usr does not have), under message, token and time limits made afresh for each sample
+(inspect lets each limit object be used once). The agent's candidate is the diff of a host-side
+copy of its tree against a freshly materialised base, and the scorer empties `/work` and scores
+that diff in a fresh checkout: nothing of the agent's `.git` is used (`swe_rebench.checkout`).
+The scorer applies the candidate and the hidden test patch and runs the tests
+(`swe_rebench.runner`).
+
+`-T integrity=strict`, the default, scores a flagged candidate as unresolved: a leaderboard user
+reads "resolved" as resolved by a fix, not by a test runner made to lie. `flag` only records.
+Either way the `flagged` metric, beside accuracy, counts the samples with a flag.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tempfile
 from pathlib import Path
@@ -25,7 +33,16 @@ from typing import Any, Final, Literal
 from inspect_ai import Task, task
 from inspect_ai.agent import as_solver, react
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    Target,
+    accuracy,
+    metric,
+    scorer,
+    stderr,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from inspect_ai.tool import bash
 from inspect_ai.util import message_limit as message_limit_of
@@ -36,11 +53,18 @@ from inspect_ai.util import token_limit as token_limit_of
 
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
-from harness.sandbox import BwrapConfig
+from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
 from harness.sandbox.doctor import require_sandbox
 from harness.sandbox.editor_tool import sandbox_text_editor
+from harness.suites.swe_rebench.checkout import fresh_checkout, worktree_candidate
 from harness.suites.swe_rebench.repos import materialise
-from harness.suites.swe_rebench.runner import WORK, copy_into_sandbox, root_commit, run_candidate
+from harness.suites.swe_rebench.runner import (
+    GIT_ENV,
+    WORK,
+    copy_into_sandbox,
+    root_commit,
+    run_candidate,
+)
 from harness.suites.swe_rebench.scoring import CRITERIA, Criterion
 from harness.suites.swe_rebench.task_format import (
     InstallConfig,
@@ -54,6 +78,8 @@ SOLVERS: Final = ("patch", "agent")
 
 CANDIDATE_KEY: Final = "swe_rebench:candidate"
 BASE_KEY: Final = "swe_rebench:base"
+FINDINGS_KEY: Final = "swe_rebench:candidate_findings"
+INTEGRITY_MODES: Final = ("strict", "flag")
 
 PROMPT: Final = """\
 You are working on the {language} repository {repo}, checked out at {workdir}.
@@ -220,29 +246,78 @@ def patch_from_completion() -> Solver:
 
 
 @solver
-def patch_from_worktree() -> Solver:
-    """Take the candidate diff from the sandbox's `/work`, against the base commit."""
+def patch_from_worktree(data_dir: str | None = None) -> Solver:
+    """Take the candidate diff from the agent's tree, never from the agent's `.git`.
+
+    In a bwrap sandbox the host copies the tree and diffs it against a fresh base
+    (`checkout.worktree_candidate`); elsewhere git runs in the sandbox with no hooks, config or
+    replace objects, and the finding says the agent's `.git` was used.
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        base = store().get(BASE_KEY) or await root_commit(sample_sandbox())
-        await sample_sandbox().exec(["git", "add", "-A"], cwd=WORK, timeout=300)
-        done = await sample_sandbox().exec(
-            ["git", "diff", "--cached", "--binary", base], cwd=WORK, timeout=300
+        box = sample_sandbox()
+        try:
+            work = box.as_type(BwrapSandboxEnvironment).work_dir
+        except TypeError:
+            work = None
+        if work is not None:
+            task = task_from_metadata(state.metadata)
+            got = await asyncio.to_thread(worktree_candidate, task, data_dir, work)
+            store().set(CANDIDATE_KEY, got.diff)
+            store().set(FINDINGS_KEY, list(got.findings))
+            return state
+        base = store().get(BASE_KEY) or await root_commit(box)
+        git = ["git", "-c", "core.hooksPath=/dev/null"]
+        await box.exec([*git, "add", "-A"], cwd=WORK, env=GIT_ENV, timeout=300)
+        done = await box.exec(
+            [*git, "diff", "--cached", "--binary", base], cwd=WORK, env=GIT_ENV, timeout=300
         )
         store().set(CANDIDATE_KEY, done.stdout if done.success else "")
+        store().set(FINDINGS_KEY, ["the candidate was taken with the agent's own .git"])
         return state
 
     return solve
 
 
-@scorer(metrics=[accuracy(), stderr()])
+@solver
+def limited_agent(agent: Any, message_limit: int, token_limit: int, time_limit: int) -> Solver:
+    """Run `agent` under message, token and time limits made afresh for each sample."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        limits = [
+            message_limit_of(message_limit),
+            token_limit_of(token_limit),
+            time_limit_of(time_limit),
+        ]
+        return await as_solver(agent, limits=limits)(state, generate)
+
+    return solve
+
+
+@metric
+def flagged() -> Metric:
+    """How many samples carry an integrity flag, whatever `integrity` made of them."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return float(sum(bool((s.score.metadata or {}).get("integrity_flags")) for s in scores))
+
+    return compute
+
+
+@scorer(metrics=[accuracy(), stderr(), flagged()])
 def swe_resolved(
-    criterion: Criterion = "standard", timeout: int = 600, integrity: str = "flag"
+    criterion: Criterion = "standard",
+    timeout: int = 600,
+    integrity: str = "strict",
+    fresh: bool = False,
+    data_dir: str | None = None,
 ) -> Any:
     """1 when the candidate resolves the task under `criterion`, else 0, with the run's rates.
 
-    `integrity`: "flag" records integrity findings in the metadata; "strict" also scores a
-    flagged candidate as unresolved (`swe_rebench.integrity`). The metadata's
+    `integrity`: "strict" (the default) scores a flagged candidate as unresolved; "flag" only
+    records the findings in the metadata (`swe_rebench.integrity`). A runner caught lying by
+    the canaries is unresolved either way. `fresh`: empty `/work` and score in a freshly
+    materialised base (agent mode: nothing the agent left there is used). The metadata's
     `results_source` says where the per-test results came from: "junit" (the runner's
     report), "stdout" (the log parser; `results_reason` says why), or "none" (no test ran).
     """
@@ -254,16 +329,16 @@ def swe_resolved(
         candidate = store().get(CANDIDATE_KEY)
         if candidate is None:
             candidate = extract_patch(state.output.completion)
+        base = store().get(BASE_KEY)
+        if fresh:
+            await fresh_checkout(sample_sandbox(), task, data_dir)
+            base = await root_commit(sample_sandbox())
         run = await run_candidate(
-            sample_sandbox(),
-            task,
-            candidate,
-            criterion=criterion,
-            timeout=timeout,
-            base_ref=store().get(BASE_KEY),
+            sample_sandbox(), task, candidate, criterion=criterion, timeout=timeout, base_ref=base
         )
         result = run.score
-        resolved = result.resolved and not (integrity == "strict" and run.flags)
+        flags = (*store().get(FINDINGS_KEY, []), *run.flags)
+        resolved = result.resolved and not (integrity == "strict" and flags)
         source = f"results from {run.results_source}" + (
             f" ({run.results_reason})" if run.results_reason else ""
         )
@@ -278,7 +353,8 @@ def swe_resolved(
                 "failed": list(result.failed),
                 "reason": result.reason,
                 "criterion": result.criterion,
-                "integrity_flags": list(run.flags),
+                "integrity_flags": list(flags),
+                "canaries": run.canaries,
                 "integrity": integrity,
                 "results_source": run.results_source,
                 "results_reason": run.results_reason,
@@ -338,7 +414,7 @@ def swe_rebench(
     time_limit: int = 1800,
     quality: str = "none",
     sandbox: str = "bwrap",
-    integrity: str = "flag",
+    integrity: str = "strict",
 ) -> Task:
     """SWE-rebench V2 tasks from the data folder, run and scored in a bwrap sandbox.
 
@@ -354,16 +430,18 @@ def swe_rebench(
         quality: none; authors (keep the tasks the authors' metadata codes "A"); or
             judges:MODEL,MODEL,... (an LLM-judge ensemble classifies each task with the issue
             codes; tasks whose majority is not "A" are dropped, agreement in the log).
-        integrity: flag (record a candidate that touches test infrastructure or names the test
-            framework's internals, in the score's metadata) or strict (also score it as
-            unresolved). Test infrastructure the candidate changed is restored either way.
+        integrity: strict (the default: a candidate that touches test infrastructure or names
+            the test framework's internals is unresolved) or flag (only record it in the
+            score's metadata). Test infrastructure the candidate changed is restored, and a
+            runner the canary tests catch lying is unresolved, either way; the `flagged`
+            metric counts flagged samples beside accuracy.
         sandbox: bwrap (default), or docker where an engine runs: each sample then gets the
             task's own `image_name` through inspect's docker sandbox (no network, 1 CPU, 2 GB,
             as the authors' RL wrapper; written for engines we could not test here).
 
     """
-    if integrity not in ("flag", "strict"):
-        raise HarnessUsageError(f"swe-rebench: -T integrity= flag or strict, got '{integrity}'")
+    if integrity not in INTEGRITY_MODES:
+        raise HarnessUsageError(f"swe-rebench: -T integrity= strict or flag, got '{integrity}'")
     if criterion not in CRITERIA:
         raise HarnessUsageError(
             f"unknown criterion '{criterion}'; pass -T criterion= one of: {', '.join(CRITERIA)}"
@@ -383,18 +461,23 @@ def swe_rebench(
     if mode == "patch":
         steps = [bind_sample(), generate(), patch_from_completion()]
     else:
-        limits = [
-            message_limit_of(message_limit),
-            token_limit_of(token_limit),
-            time_limit_of(time_limit),
-        ]
         agent = react(tools=[bash(timeout=timeout), sandbox_text_editor()])
-        steps = [bind_sample(), as_solver(agent, limits=limits), patch_from_worktree()]
+        steps = [
+            bind_sample(),
+            limited_agent(agent, message_limit, token_limit, time_limit),
+            patch_from_worktree(data_dir),
+        ]
     return Task(
         dataset=MemoryDataset(samples),
         setup=swe_setup(data_dir),
         solver=steps,
-        scorer=swe_resolved(criterion=criterion, timeout=timeout, integrity=integrity),  # type: ignore[arg-type]
+        scorer=swe_resolved(
+            criterion=criterion,  # type: ignore[arg-type]
+            timeout=timeout,
+            integrity=integrity,
+            fresh=mode == "agent",
+            data_dir=data_dir,
+        ),
         sandbox=("bwrap", BwrapConfig(timeout=timeout, cpu_seconds=timeout))
         if sandbox == "bwrap"
         else None,
