@@ -2,14 +2,19 @@
 
 Given the run's files and transcript, any model spec answers two lines, as the authors' judge
 writes its two files: "no contamination detected" or "contamination detected", and "only
-allowed use detected" or "disallowed use detected". Unclear overlap counts as contamination;
-an answer that says neither is recorded as unparsed and does not flag. The judge is one model
+allowed use detected" or "disallowed use detected". Unclear overlap counts as contamination.
+A verdict is a line that says one of the two phrases and nothing else (a "line 1:" label,
+quotes, a final period and case aside); the last such line of each pair is the verdict, so a
+reply that quotes "no contamination detected" while reasoning and ends with "contamination
+detected" is contamination (issue 31). A reply with no verdict line for a pair is refused:
+that verdict is "unparsed", which the report shows and which does not flag. The judge is one model
 call inside the run's sample (it shows in the sample's transcript), not an agent with tools
 as in the paper.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 PROMPT = """\
@@ -54,22 +59,30 @@ class JudgeVerdict:
                 "disallowed_model": self.disallowed_model, "raw": self.raw}  # fmt: skip
 
 
+_PAIRS: tuple[tuple[str, str], ...] = (
+    ("no contamination detected", "contamination detected"),
+    ("only allowed use detected", "disallowed use detected"),
+)
+_LABEL = re.compile(r"^(?:line\s*\d\s*[:.)-]\s*)?")
+
+
+def _verdict_line(line: str) -> str:
+    """A line as a possible verdict: label, quotes, emphasis and a final period removed."""
+    text = _LABEL.sub("", line.strip().lower()).strip()
+    return text.strip("\"'`*_ ").rstrip(".").strip("\"'`*_ ")
+
+
 def parse_verdicts(reply: str) -> tuple[str, str]:
-    """The two verdicts in a reply; "unparsed" for a line that says neither."""
-    text = reply.lower()
-    if "no contamination detected" in text:
-        first = "no contamination detected"
-    elif "contamination detected" in text:
-        first = "contamination detected"
-    else:
-        first = "unparsed"
-    if "only allowed use detected" in text:
-        second = "only allowed use detected"
-    elif "disallowed use detected" in text:
-        second = "disallowed use detected"
-    else:
-        second = "unparsed"
-    return first, second
+    """The two verdicts in a reply: the last line that is exactly one of each pair's phrases.
+
+    A pair with no such line is "unparsed" (the reply is refused for it).
+    """
+    lines = [_verdict_line(line) for line in reply.splitlines()]
+    out = []
+    for pair in _PAIRS:
+        found = [line for line in lines if line in pair]
+        out.append(found[-1] if found else "unparsed")
+    return out[0], out[1]
 
 
 async def judge_run(spec: str, benchmark: str, texts: str) -> JudgeVerdict:
