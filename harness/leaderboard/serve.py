@@ -11,21 +11,26 @@ site folder that holds links or special files, and for clients that hold connect
 - a `Host` other than `127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT` gets 421;
 - a target that is not a clean path (bad percent-encoding, not UTF-8, a NUL byte, a `..` that
   climbs out of the site, not of the form `/...`) gets 400;
-- every file served, a folder's `index.html` included, is resolved with `realpath` and must lie
-  inside the site's own realpath, and must be a regular file (a FIFO is never opened): else 404;
+- every file served, a folder's `index.html` included, is opened one path component at a time
+  beneath a descriptor of the site folder held since the server started, each with
+  `O_NOFOLLOW` (the last with `O_NONBLOCK`), and must be a regular file: a link anywhere on the
+  way, inside the site or out, a FIFO or a device gets 404. The file is then sent from that
+  open descriptor (through `/proc/self/fd`), so a link swapped in after the check is never
+  read: there is no gap between the check and the open;
 - a connection that does not send a whole request head within `idle_timeout` seconds of
-  opening, or sits idle that long after a response, is closed.
-
-Left open: the realpath check and aiohttp's open of the file are two steps, so a process that
-swaps a link into the site between them is not stopped (such a process can rewrite the site's
-files anyway); and a client that stops reading a response is not timed out (it holds a
-socket and a coroutine, not a thread).
+  opening, or sits idle that long after a response, is closed;
+- a response that the client does not read is cut after `idle_timeout` seconds plus its size
+  at 1 MiB/s (a loopback client reads far faster), and at most `max_connections` connections
+  are held (by default a third of the file descriptors the process may open), the oldest
+  closed to make room, so clients that stop reading cannot take every descriptor or keep a
+  new client out; a failed accept is logged once, not once per attempt.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -33,6 +38,7 @@ import re
 import socket
 import stat
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -160,6 +166,73 @@ def _authority(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+_MIN_RATE = 1 << 20  # bytes/s a loopback client must read at; slower, and its response is cut
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def open_beneath(root_fd: int, parts: list[str]) -> tuple[int, os.stat_result] | None:
+    """A descriptor of `parts` beneath the folder `root_fd`, no link followed; None if absent.
+
+    Every component is opened relative to its parent's descriptor with `O_NOFOLLOW`, so no
+    link, wherever it points, and no swap of a component for a link between two requests or
+    within one, can lead outside the site. The last component is opened with `O_NONBLOCK`
+    (a FIFO never blocks) and may be a folder or a regular file; anything else is None.
+    """
+    try:
+        fd = os.dup(root_fd)
+    except OSError as ex:
+        raise _Busy from ex
+    try:
+        for name in parts:
+            child = os.open(name, _FILE_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+            info = os.fstat(fd)
+            if not (stat.S_ISDIR(info.st_mode) or stat.S_ISREG(info.st_mode)):
+                os.close(fd)
+                return None
+        info = os.fstat(fd)
+        return fd, info
+    except OSError as ex:  # missing, a link, a component that is not a folder, no permission
+        os.close(fd)
+        if ex.errno in (errno.EMFILE, errno.ENFILE):
+            raise _Busy from ex
+        return None
+
+
+class _Busy(Exception):
+    """No file descriptor is free to open the file: the server answers 503."""
+
+
+def _default_max_connections() -> int:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    soft = 65536 if soft == resource.RLIM_INFINITY else soft
+    # a connection sending a file holds three: its socket, the checked file, aiohttp's reopen
+    return max(4, min(10_000, (soft - 32) // 4))  # and room for those closing
+
+
+class _OnceLog(logging.Filter):
+    """Pass the first record of each kind of accept or send error; count the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: dict[str, int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        key = type(error).__name__ + str(getattr(error, "errno", "")) if error else record.msg
+        self.seen[str(key)] = self.seen.get(str(key), 0) + 1
+        if self.seen[str(key)] > 1:
+            return False
+        record.exc_info, record.exc_text = None, None
+        record.msg = f"{record.getMessage()}: {error} (logged once)" if error else record.msg
+        record.args = ()
+        return True
+
+
 class _Server(web.Server):
     """aiohttp's low-level server, plus a deadline for each connection's first request head.
 
@@ -178,15 +251,26 @@ class _Server(web.Server):
         handler: Callable[[web.BaseRequest], Awaitable[web.StreamResponse]],
         *,
         head_timeout: float,
+        max_connections: int,
         **kwargs: Any,
     ) -> None:
         super().__init__(handler, **kwargs)
         self._head_timeout = head_timeout
+        self._max_connections = max_connections
         self._deadlines: dict[web.RequestHandler, asyncio.TimerHandle] = {}
+        self._open: dict[web.RequestHandler, asyncio.Transport] = {}  # oldest first
 
     def connection_made(self, handler: web.RequestHandler, transport: asyncio.Transport) -> None:
-        """Register the connection, and close it if no request head arrives in time."""
+        """Register the connection, and close it if no request head arrives in time.
+
+        Past `max_connections` open connections, the oldest is closed: a client that holds
+        connections without reading cannot keep a new one out.
+        """
         super().connection_made(handler, transport)
+        self._open[handler] = transport
+        if len(self._open) > self._max_connections:
+            oldest = next(iter(self._open))
+            self._open.pop(oldest).abort()
         loop = asyncio.get_running_loop()
         self._deadlines[handler] = loop.call_later(self._head_timeout, transport.close)
 
@@ -194,6 +278,7 @@ class _Server(web.Server):
         self, handler: web.RequestHandler, exc: BaseException | None = None
     ) -> None:
         """Forget the connection and its deadline."""
+        self._open.pop(handler, None)
         self.request_arrived(handler)
         super().connection_lost(handler, exc)
 
@@ -212,10 +297,18 @@ class SiteServer:
     the socket. A connection costs no thread, only an entry in the event loop.
     """
 
-    def __init__(self, root: str, sock: socket.socket, idle_timeout: float) -> None:
+    def __init__(
+        self,
+        root: str,
+        sock: socket.socket,
+        idle_timeout: float,
+        max_connections: int | None = None,
+    ) -> None:
         self._root = root
-        self._sock = sock
+        self._root_fd = os.open(root, _DIR_FLAGS)  # held: the site is this folder, whatever
+        self._sock = sock  # later becomes of its path
         self._idle_timeout = idle_timeout
+        self._max_connections = max_connections or _default_max_connections()
         host, port = sock.getsockname()[:2]
         self.server_address: tuple[str, int] = (host, port)
         names = ("127.0.0.1", "localhost", "::1", host)
@@ -251,8 +344,10 @@ class SiteServer:
         self._done.wait()
 
     def server_close(self) -> None:
-        """Close the listening socket."""
+        """Close the listening socket and the site folder's descriptor."""
         self._sock.close()
+        with contextlib.suppress(OSError):
+            os.close(self._root_fd)
 
     async def _serve(self) -> None:
         stop = asyncio.Event()
@@ -261,9 +356,12 @@ class SiteServer:
             if self._stopping:
                 return
             self._wake = lambda: loop.call_soon_threadsafe(stop.set)
+        once = _OnceLog()
+        loop.set_exception_handler(lambda lp, ctx: _log_loop_error(once, ctx))
         self._server = _Server(
             self._handle,
             head_timeout=self._idle_timeout,
+            max_connections=self._max_connections,
             keepalive_timeout=self._idle_timeout,  # idle after a response, or half-sent
             lingering_time=self._idle_timeout,  # reading an unread request body, at most
             access_log=None,  # `_handle` logs each request at debug level instead
@@ -290,57 +388,75 @@ class SiteServer:
             parts, slash = target_parts(request.raw_path)
         except ValueError as ex:
             return _text(400, f"400 Bad Request: {ex}")
-        found = self._resolve(os.path.join(self._root, *parts))
+        try:
+            return self._file_response(request, parts, slash)
+        except _Busy:
+            return _text(503, "503 Service Unavailable: busy", {hdrs.RETRY_AFTER: "1"})
+
+    def _file_response(
+        self, request: web.BaseRequest, parts: list[str], slash: bool
+    ) -> web.StreamResponse:
+        found = open_beneath(self._root_fd, parts)
         name = parts[-1] if parts else ""
         if found is not None and stat.S_ISDIR(found[1].st_mode):
+            os.close(found[0])
             if not slash:  # so that the index's relative links resolve inside the folder
                 query = request.raw_path.partition("?")[2]
                 location = "".join("/" + quote(p) for p in parts) + "/" + (query and "?" + query)
                 return _text(301, "301 Moved Permanently", {hdrs.LOCATION: location})
-            found = self._resolve(os.path.join(found[0], "index.html"))
+            found = open_beneath(self._root_fd, [*parts, "index.html"])
             name, slash = "index.html", False
-        if found is None or slash or not stat.S_ISREG(found[1].st_mode):
-            return _text(404, "404 Not Found")  # no folder listings, no special files
+        if found is not None and (slash or not stat.S_ISREG(found[1].st_mode)):
+            os.close(found[0])
+            found = None
+        if found is None:
+            return _text(404, "404 Not Found")  # no folder listings, no links, no special files
         return self._send_file(request, found, name)
 
-    def _resolve(self, path: str) -> tuple[str, os.stat_result] | None:
-        """`path`'s realpath and its stat, if it exists and lies inside the site."""
-        real = os.path.realpath(path)  # a stat, not an open: a FIFO cannot block here
-        if real != self._root and not real.startswith(self._root + os.sep):
-            return None
-        try:
-            return real, os.stat(real)
-        except OSError:  # missing, a link loop, or no permission
-            return None
-
-    @staticmethod
     def _send_file(
-        request: web.BaseRequest, found: tuple[str, os.stat_result], name: str
+        self, request: web.BaseRequest, found: tuple[int, os.stat_result], name: str
     ) -> web.StreamResponse:
-        real, st = found
+        fd, st = found
         verdict = _range_verdict(request, st)
         if verdict == "unsatisfiable":
+            os.close(fd)
             headers = {hdrs.CONTENT_RANGE: f"bytes */{st.st_size}", hdrs.ACCEPT_RANGES: "bytes"}
             return web.Response(status=416, headers=headers)
         content_type = _CONTENT_TYPES.get(os.path.splitext(name)[1].lower())
         return _CheckedFile(
-            real,
+            fd,
             ignore_range=verdict == "ignore",
+            deadline=self._idle_timeout + st.st_size / _MIN_RATE,
             headers={hdrs.CONTENT_TYPE: content_type} if content_type else None,
         )
 
 
-class _CheckedFile(web.FileResponse):
-    """aiohttp's `FileResponse` for a file already checked, which it sends and nothing else.
+def _log_loop_error(once: _OnceLog, context: dict[str, Any]) -> None:
+    """The event loop's errors (a failed accept when descriptors run out), each kind once."""
+    error = context.get("exception")
+    record = logging.LogRecord(
+        _log.name, logging.ERROR, __file__, 0, context.get("message", "event loop error"), (),
+        (type(error), error, None) if error is not None else None,
+    )  # fmt: skip
+    if once.filter(record):
+        _log.handle(record)
 
-    `FileResponse` sends `FILE.gz` or `FILE.br` instead of FILE when the client accepts that
-    encoding; this one prepares against the request without `Accept-Encoding`, and without
-    `Range` where `_range_verdict` says to ignore it.
+
+class _CheckedFile(web.FileResponse):
+    """aiohttp's `FileResponse` for a file already opened and checked, sent from that descriptor.
+
+    aiohttp opens the path it is given; `/proc/self/fd/N` reopens the very file the descriptor
+    holds, whatever has happened to its name since. `FileResponse` sends `FILE.gz` or `FILE.br`
+    instead of FILE when the client accepts that encoding; this one prepares against the
+    request without `Accept-Encoding`, and without `Range` where `_range_verdict` says to
+    ignore it. A client that has not taken the response after `deadline` seconds is cut off.
     """
 
-    def __init__(self, path: str, *, ignore_range: bool, **kwargs: Any) -> None:
-        super().__init__(path, **kwargs)
+    def __init__(self, fd: int, *, ignore_range: bool, deadline: float, **kwargs: Any) -> None:
+        super().__init__(f"/proc/self/fd/{fd}", **kwargs)
+        self._close = weakref.finalize(self, os.close, fd)  # also if it is never sent
         self._ignore_range = ignore_range
+        self._deadline = deadline
 
     async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
         """Send the status, the headers and the file's bytes (or the range asked for)."""
@@ -348,11 +464,31 @@ class _CheckedFile(web.FileResponse):
         headers.popall(hdrs.ACCEPT_ENCODING, None)
         if self._ignore_range:
             headers.popall(hdrs.RANGE, None)
-        return await super().prepare(request.clone(headers=headers))
+        try:
+            async with asyncio.timeout(self._deadline):
+                return await super().prepare(request.clone(headers=headers))
+        except TimeoutError:
+            if request.transport is not None:
+                request.transport.abort()
+            _log.debug("cut a response the client did not read in %.0f s", self._deadline)
+            raise ConnectionResetError("the client stopped reading") from None
+        except OSError as ex:  # aiohttp's own open of the file, when descriptors run out
+            if ex.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            if request.transport is not None:
+                request.transport.abort()
+            raise ConnectionResetError("no file descriptor free") from None
+        finally:
+            self._close()
 
 
 def make_server(
-    site: Path, port: int = 0, idle_timeout: float = 10.0, *, host: str = HOST
+    site: Path,
+    port: int = 0,
+    idle_timeout: float = 10.0,
+    *,
+    host: str = HOST,
+    max_connections: int | None = None,
 ) -> SiteServer:
     """A server for the files under `site`, bound to a loopback address.
 
@@ -364,6 +500,8 @@ def make_server(
         port: The TCP port; 0 picks a free one (read it from `server.server_address`).
         idle_timeout: Seconds a connection may stay idle or half-sent before it is closed.
         host: The address to listen on: a loopback address, 127.0.0.1 unless given.
+        max_connections: Connections held at once; more are closed as they open (default:
+            half the process's file descriptor limit).
 
     Raises:
         HarnessUsageError: `site` is not a folder, `host` is not a loopback address, or the
@@ -395,7 +533,7 @@ def make_server(
         raise HarnessUsageError(
             f"cannot listen on {_authority(host, port)} ({ex.strerror}); pick another --port"
         ) from ex
-    return SiteServer(os.path.realpath(site), sock, idle_timeout)
+    return SiteServer(os.path.realpath(site), sock, idle_timeout, max_connections)
 
 
 def serve(site: Path, port: int = 8000, *, host: str = HOST) -> None:
