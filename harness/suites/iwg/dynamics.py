@@ -19,12 +19,23 @@ costs one small solve. Below `MIN_CLUSTERS` trajectories a percentile bootstrap 
 and the interval is "not estimable". Coverage at the sizes the report prints is checked by
 Monte-Carlo in the tests.
 
+Entropy lies in [0, ln K] (K = 7 executors). A transition that lands on a bound is clipped, not
+measured, and least squares reads it as exact (issue 31: 65% at the ceiling gave b = -0.001
+against a true 0.05, labelled "robust" with intervals that excluded the truth). So when any
+transition lands on a bound, the fit is the censored (two-limit Tobit) regression of
+`censored.py`, with Wald intervals clustered by trajectory; the note and a warning give the
+share clipped (an H that never moves is read by least squares, as before). A censored fit
+that is not identifiable (nearly all transitions clipped, a
+singular information matrix) gets no label ("unclassified", with the reason). A trajectory
+holding a value that is not a number is a usage error that names it.
+
 The model sits behind `DynamicsModel`: the paper's equation replaces it by a class with the
 same `fit` and `predict`, without touching the report.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +43,12 @@ from typing import Protocol
 
 import numpy as np
 
+from harness.errors import HarnessUsageError
+from harness.suites.iwg.schema import EXECUTORS
+
+logger = logging.getLogger(__name__)
+
+H_CEILING = math.log(len(EXECUTORS))  # the largest scheduling entropy: every executor alike
 PLACEHOLDER_LABEL = "placeholder model (ours), not the paper's equation"
 MIN_CLUSTERS = 20  # below this many trajectories, no percentile-bootstrap interval
 ROBUSTNESS_RULE = (
@@ -105,6 +122,12 @@ def _rows(series: Sequence[Series]) -> list[np.ndarray]:
             )
         h = np.asarray(s.entropy, dtype=float)
         c = np.asarray(s.context, dtype=float)
+        bad = np.flatnonzero(~(np.isfinite(h) & np.isfinite(c)))
+        if len(bad):
+            raise HarnessUsageError(
+                f"trajectory {s.id}: the entropy or context load at step {int(bad[0])} is not "
+                "a number; re-run that sample or leave its log out"
+            )
         if len(h) >= 2:
             out.append(np.column_stack([np.ones(len(h) - 1), h[:-1], c[:-1], np.diff(h)]))
     return out
@@ -138,8 +161,23 @@ class PlaceholderMeanField:
     label = PLACEHOLDER_LABEL
     names = ("a", "b", "H_min")
 
-    def fit(self, series: Sequence[Series], *, n_boot: int = 2000, seed: int = 0) -> DynamicsFit:
-        """Least squares on all transitions; percentile bootstrap over trajectories."""
+    def fit(
+        self,
+        series: Sequence[Series],
+        *,
+        n_boot: int = 2000,
+        seed: int = 0,
+        bounds: tuple[float, float] = (0.0, H_CEILING),
+    ) -> DynamicsFit:
+        """Least squares, percentile bootstrap over trajectories; censored where clipped.
+
+        Where a transition lands on one of `bounds`, the fit is the censored one of
+        `censored.py`, with Wald intervals clustered by trajectory.
+
+        Raises:
+            HarnessUsageError: A trajectory holds a value that is not a number.
+
+        """
         from scipy.linalg import lstsq
 
         per = _rows(series)
@@ -160,6 +198,13 @@ class PlaceholderMeanField:
                 "unclassified",
             )
         rows = np.vstack(per)
+        nxt = rows[:, 1] + rows[:, 3]
+        at_top, at_floor = nxt >= bounds[1] - 1e-9, nxt <= bounds[0] + 1e-9
+        # an H that never moves (one executor a round: always 0) is read by least squares as
+        # before: its steps are all 0, and censoring would add nothing to that
+        moves = bool(np.ptp(np.concatenate([rows[:, 1], nxt])) > 0)
+        if moves and (at_top.any() or at_floor.any()):
+            return self._censored(per, bounds, int(at_top.sum()), int(at_floor.sum()), model)
         y = rows[:, 3]
         notes = []
         with_h = bool(np.ptp(rows[:, 1]) > 0)
@@ -190,6 +235,47 @@ class PlaceholderMeanField:
         else:
             label = "oscillating" if b.low > 0 else "robust"
         return DynamicsFit(model, params, len(per), len(rows), r2, rmse, "; ".join(notes), label)
+
+    def _censored(
+        self, per: list[np.ndarray], bounds: tuple[float, float], top: int, floor: int, model: str
+    ) -> DynamicsFit:
+        """The fit when `top` transitions land on the ceiling and `floor` on the floor."""
+        from harness.suites.iwg.censored import tobit_fit
+
+        rows = np.vstack(per)
+        n = len(rows)
+        share = (top + floor) / n
+        clipped = (
+            f"{share:.1%} of transitions are clipped at the entropy bounds ({top} at the ceiling "
+            f"{bounds[1]:.3f}, {floor} at the floor {bounds[0]:g}): fitted as censored (Tobit)"
+        )
+        logger.warning("iwg dynamics: %s", clipped)
+        got = tobit_fit(per, bounds[0], bounds[1], MIN_CLUSTERS)
+        if got.unidentifiable:
+            method = f"not estimable ({got.unidentifiable})"
+        elif len(per) < MIN_CLUSTERS:
+            method = f"not estimable (fewer than {MIN_CLUSTERS} trajectories)"
+        else:
+            method = f"Wald, censored (Tobit) fit, clustered over {len(per)} trajectories"
+        params = tuple(
+            ParamEstimate(name, got.params[i], got.low[i], got.high[i], method)
+            for i, name in enumerate(self.names)
+        )
+        notes = [clipped]
+        if got.unidentifiable:
+            notes.append(f"not identifiable: {got.unidentifiable}; no label")
+            label = "unclassified"
+        elif math.isnan(params[1].low):
+            label = "unclassified"
+        else:
+            label = "oscillating" if params[1].low > 0 else "robust"
+        # R^2 and RMSE of the latent step's mean against the observed steps, for comparison
+        mu = rows[:, :3] @ np.asarray(got.beta)
+        resid = rows[:, 3] - mu
+        ss = float(np.sum((rows[:, 3] - rows[:, 3].mean()) ** 2))
+        r2 = 1 - float(np.sum(resid**2)) / ss if ss > 0 else math.nan
+        rmse = float(np.sqrt(np.mean(resid**2)))
+        return DynamicsFit(model, params, len(per), n, r2, rmse, "; ".join(notes), label)
 
     @staticmethod
     def _bootstrap(
