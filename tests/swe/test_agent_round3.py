@@ -129,3 +129,4 @@ def test_the_agents_git_cannot_make_an_empty_candidate_score(tmp_path: Path) -> 
     nested = samples["fixture/intervals"].scores["swe_resolved"]
     assert nested.value == 0, nested.metadata
     assert any("nested git repository" in f for f in nested.metadata["integrity_flags"])
+    assert nested.metadata["reason"].startswith("runner_tampered"), nested.metadata  # canaries
