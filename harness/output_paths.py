@@ -142,7 +142,11 @@ def report_file(path: str, what: str, *, force: bool, fmt: str) -> OutputFile:
         else:
             listed = marked
     stem = file.with_suffix("").name
-    for other in sorted(file.parent.glob(f"{glob_escape(stem)}.*")):
+    siblings = sorted(file.parent.glob(f"{glob_escape(stem)}.*"))
+    for sibling in siblings:  # report.md and report.html share their plots' names
+        if sibling.suffix in (".md", ".html", ".json") and sibling.is_file():
+            listed |= _marked_files(sibling) or set()
+    for other in siblings:
         if other == file or other.suffix not in (".png", ".svg") or other.name in listed:
             continue
         if other.is_file() or other.is_symlink():

@@ -263,3 +263,101 @@ def test_careless_input_round_two(made, tmp_path, data_dir):
             failures.append(f"{' '.join(case.args)}: {', '.join(problems)}: {tail!r}")
     assert stat.S_ISFIFO((tmp / "fifo.md").stat().st_mode)
     assert not failures, f"{len(failures)} of {len(CASES)} cases:\n" + "\n\n".join(failures)
+
+
+def _cli(args: list[str]) -> int:
+    """Run `harness ARGS` in this process; its exit code."""
+    from harness.cli import main
+
+    try:
+        main(args, prog_name="harness")
+    except SystemExit as ex:
+        return int(ex.code or 0)
+    return 0
+
+
+def test_report_writes_beside_the_logs_replaces_its_own_and_forces_with_a_word(
+    made, tmp_path, capsys
+):
+    work, _, _ = made
+    logs = tmp_path / "logs"
+    shutil.copytree(work / "logs", logs)
+    assert (
+        _cli(["report", str(logs)]) == 0
+    )  # README: `harness report logs/demo` -> logs/demo/report.md
+    report = logs / "report.md"
+    assert report.read_text().startswith("<!-- written by harness report")
+    assert _cli(["report", str(logs)]) == 0  # its own file: replaced without --force
+    assert _cli(["report", str(logs), "--format", "json"]) == 0
+    assert json.loads((logs / "report.json").read_text())["written_by"] == "harness report"
+    assert _cli(["report", str(logs), "--format", "json"]) == 0
+    mine = tmp_path / "mine.md"
+    mine.write_text("my notes\n")
+    capsys.readouterr()
+    assert _cli(["report", str(logs), "-o", str(mine)]) == 2
+    assert mine.read_text() == "my notes\n"
+    assert _cli(["report", str(logs), "-o", str(mine), "--force"]) == 0
+    assert f"replaced {mine}" in capsys.readouterr().err
+    assert mine.read_text().startswith("<!-- written by harness report")
+    [log] = logs.glob("*.eval")
+    assert _cli(["report", str(log), "-o", str(tmp_path / "one.md")]) == 0  # a log file itself
+
+
+def test_a_site_is_rebuilt_in_place_and_force_says_what_it_built_over(made, tmp_path, capsys):
+    work, _, site_from = made
+    site = tmp_path / "site"
+    shutil.copytree(site_from, site)
+    logs = str(work / "logs")
+    assert _cli(["leaderboard", "build", logs, "-o", str(site)]) == 0  # marked: rebuilt
+    assert (site / "viewer" / "index.html").is_file()
+    (site / "viewer" / "notes.txt").write_text("mine\n")
+    assert _cli(["leaderboard", "build", logs, "-o", str(site), "--no-viewer"]) == 2
+    assert (site / "viewer" / "notes.txt").read_text() == "mine\n"
+    capsys.readouterr()
+    assert _cli(["leaderboard", "build", logs, "-o", str(site), "--force"]) == 0
+    assert "viewer/notes.txt" in capsys.readouterr().err
+    assert _cli(["leaderboard", "build", logs, "-o", str(site), "--no-viewer"]) == 0
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "keep.txt").write_text("keep\n")
+    assert _cli(["leaderboard", "build", logs, "-o", str(user), "--no-viewer", "--force"]) == 0
+    assert (user / "keep.txt").read_text() == "keep\n"  # --force builds beside, never deletes
+    assert _cli(["leaderboard", "build", logs, "-o", str(user), "--no-viewer"]) == 2  # still hers
+
+
+def test_an_unreadable_log_in_the_log_dir_is_set_aside_and_the_run_goes_on(tmp_path, capsys):
+    from harness.cli.run import EvalRequest, run_eval
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    bad = logs / "2026-01-01T00-00-00_arith_crashed.eval"
+    bad.write_bytes(b"PK\x03\x04 cut short by a crash")
+    ok, rows = run_eval(
+        EvalRequest(suite="arith", models=("scripted/x",), limit=2, log_dir=str(logs),
+                    model_args={"answer": "1"}, display="none")
+    )  # fmt: skip
+    assert ok and rows
+    assert not bad.exists()
+    assert (logs / (bad.name + ".unreadable")).read_bytes() == b"PK\x03\x04 cut short by a crash"
+    assert f"set aside {bad}" in capsys.readouterr().err
+
+
+def test_report_on_a_nesting_bomb_stays_under_500_mb(tmp_path):
+    bomb = tmp_path / "bomb"
+    bomb.mkdir()
+    (bomb / "deep.json").write_text("[" * 100_000)  # 100 KB; it took a reader to 24 GB
+    probe = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run([sys.executable, '-m', 'harness.cli', 'report', sys.argv[1]],"
+        " capture_output=True, text=True)\n"
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "print(r.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(bomb)], capture_output=True, text=True, cwd=tmp_path,
+        timeout=300, check=True,
+    ).stdout  # fmt: skip
+    first, _, stderr = out.partition("\n")
+    rc, peak_kb = (int(x) for x in first.split())
+    assert rc == 2 and "deep.json" in stderr and "Traceback" not in stderr, stderr
+    assert peak_kb < 500 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
