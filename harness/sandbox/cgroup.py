@@ -222,6 +222,21 @@ class SampleCgroup:
             pass
         return 0
 
+    def cpu_limit(self) -> float | None:
+        """The CPU quota the kernel holds for the cgroup, in CPUs; None where there is none."""
+        if self.cpus is None:
+            return None
+        folder = self.folders[-1]
+        try:
+            if self.version == "v2":
+                quota, period = (folder / "cpu.max").read_text().split()
+            else:
+                quota = (folder / "cpu.cfs_quota_us").read_text().strip()
+                period = (folder / "cpu.cfs_period_us").read_text().strip()
+            return None if quota in ("max", "-1") else int(quota) / int(period)
+        except (OSError, ValueError):
+            return None
+
     def cpu_throttled(self) -> int:
         """How many periods the CPU quota has held the cgroup back so far (0 without one)."""
         if self.cpus is None:

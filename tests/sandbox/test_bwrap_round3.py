@@ -182,8 +182,10 @@ def test_a_cpu_hog_is_held_to_the_samples_cpu_quota() -> None:
         assert result.success, result
         used = float(result.stdout)
         # 0.5 CPU for 1.5 s of wall clock is 0.75 CPU-seconds; a hog on two free cores takes 3
+        # (on a loaded machine it may get less than the quota anyway: the kernel's own
+        # setting is the check that holds then)
         assert used < 1.25, used
-        assert box.cgroup is not None and box.cgroup.cpu_throttled() > 0
+        assert box.cgroup is not None and box.cgroup.cpu_limit() == 0.5
     finally:
         _close(config, envs)
 
