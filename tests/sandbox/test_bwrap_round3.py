@@ -66,6 +66,7 @@ def test_an_output_flood_past_the_timeout_still_times_out(box: BwrapSandboxEnvir
     assert _bash(box, "echo ok").stdout == "ok\n"
 
 
+@pytest.mark.slow
 def test_input_the_command_never_reads_does_not_hang_the_timeout(
     box: BwrapSandboxEnvironment,
 ) -> None:
