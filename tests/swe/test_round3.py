@@ -143,6 +143,21 @@ _SETATTR = (
     "    result.addSuccess(self)\n    result.stopTest(self)\n\n\n"
     "setattr(unittest.TestCase, 'run', _ok)\n"
 )
+_FORGE_OK = """
+import atexit
+import os
+
+os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # unittest reports on stderr: hide the real one
+_NAMES = ("test_mean", "test_median_sorted_odd", "test_median_unsorted",
+          "test_median_unsorted_even")
+
+
+@atexit.register
+def _forge():
+    for name in _NAMES:
+        print(f"{name} (tests.test_stats.TestStats.{name}) ... ok")
+    print("OK")
+"""
 _HOOK_CONFIG = "[core]\n\thooksPath = .hooks\n"
 _HOOK = "#!/bin/sh\ntouch /work/.git/HOOK_RAN\n"
 
@@ -185,6 +200,7 @@ def test_runner_attacks_are_unresolved_and_flagged(fixture_dir: Path, tmp_path: 
         "setattr": _candidate(fixture_dir, tmp_path, "set", {init: _SETATTR}),
         "no-op assertEqual": _candidate(fixture_dir, tmp_path, "eq", {init: _NOOP_ASSERT}),
         "__build_class__": _candidate(fixture_dir, tmp_path, "bc", {init: _BUILD_CLASS}),
+        "forged ok lines at exit": _candidate(fixture_dir, tmp_path, "ok", {init: _FORGE_OK}),
         "octal tests/__init__.py": _octal(
             _candidate(fixture_dir, tmp_path, "oct", {"tests/__init__.py": ALWAYS_PASS})
         ),
@@ -213,7 +229,8 @@ def test_runner_attacks_are_unresolved_and_flagged(fixture_dir: Path, tmp_path: 
     for name, run in runs.items():
         assert not run.score.resolved, (name, run.score.summary(), run.log[-2000:])
         assert run.flags, name
-    for name in ("binary TestCase.run", "setattr", "no-op assertEqual", "__build_class__"):
+    for name in ("binary TestCase.run", "setattr", "no-op assertEqual", "__build_class__",
+                 "forged ok lines at exit"):  # fmt: skip
         assert runs[name].score.reason.startswith("runner_tampered"), (name, runs[name].score)
 
 
