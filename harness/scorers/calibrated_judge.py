@@ -14,18 +14,10 @@ from __future__ import annotations
 
 import math
 
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    metric,
-    scorer,
-    value_to_float,
-)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from harness.logs import parse_score
 from harness.scorers.judge_labels import read_labels
 from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
 
@@ -76,17 +68,24 @@ def calibrated_judge(inner: Scorer, *, human_labels: str) -> Scorer:
     """Wrap a model-graded scorer; record its verdict and the human label of each sample.
 
     Args:
-        inner: Any scorer whose value means correct (C, 1, True) or not.
+        inner: Any scorer whose value means correct (C, 1, True) or not, read by the one score
+            parser, `harness.logs.parse_score` (>= 0.5 is "correct").
         human_labels: JSONL file of `{"id", "human": 0|1}` for some sample ids.
+
+    Raises:
+        ValueError: (in the sample, which then errors with this reason) the inner scorer gave
+            no score, or one `parse_score` cannot read; an unreadable verdict is not a "wrong".
 
     """
     labels = read_labels(human_labels, ("human",))
     by_id = dict(zip(labels.ids, labels.columns["human"].tolist(), strict=True))
-    to_float = value_to_float()
 
     async def score(state: TaskState, target: Target) -> Score:
         verdict = await inner(state, target)
-        judged = 1 if verdict is not None and to_float(verdict.value) >= 0.5 else 0
+        value, reason = parse_score(verdict.value if verdict is not None else None)
+        if reason:
+            raise ValueError(f"calibrated_judge: the inner scorer's verdict is {reason}")
+        judged = 1 if value >= 0.5 else 0
         return Score(
             value={"judge": judged, "human": by_id.get(str(state.sample_id), UNLABELLED)},
             answer=verdict.answer if verdict else None,

@@ -10,10 +10,11 @@ Per sample (inspect's public `read_eval_log`):
   holding the last `\boxed{`, or the last sentence when there is no box, and the CoT is
   everything before it;
 - gold answer: `sample.target` (the first one when there are several);
-- correct: the first score's value read by inspect's `value_to_float` (1.0 is correct); None
-  when the sample is unscored.
+- correct: the first score's value read by the one score parser, `harness.logs.parse_score`
+  (1.0 is correct); None when the sample has no score at all.
 
-Samples that errored or have no target are left out and counted.
+Samples that errored, have no target, or whose score `parse_score` cannot read (an error, with
+its reason) are left out and counted.
 """
 
 from __future__ import annotations
@@ -88,9 +89,7 @@ def read_trajectories(
         HarnessUsageError: the log is missing or unreadable, or has no usable samples.
 
     """
-    from inspect_ai.scorer import value_to_float
-
-    from harness.logs import read_full_log
+    from harness.logs import parse_score, read_full_log
 
     location = str(path)
     if "://" not in location and not Path(location).is_file():
@@ -100,7 +99,6 @@ def read_trajectories(
         raise HarnessUsageError(
             f"{location}: the log has no samples; give a log of a finished eval"
         )
-    to_float = value_to_float()
     out: list[Trajectory] = []
     skipped: list[str] = []
     for s in log.samples:
@@ -120,10 +118,11 @@ def read_trajectories(
         parts = split_completion(completion, think_open, think_close)
         correct = None
         if s.scores:
-            try:
-                correct = to_float(next(iter(s.scores.values())).value) >= 1.0
-            except (ValueError, TypeError):
-                correct = None
+            value, reason = parse_score(next(iter(s.scores.values())).value)
+            if reason:
+                skipped.append(f"{sid}: {reason}")
+                continue
+            correct = value >= 1.0
         out.append(Trajectory(sid, s.epoch, prompt, completion, parts.cot, parts.answer,
                               parts.think_block, gold.strip(), correct))  # fmt: skip
     if not out:
