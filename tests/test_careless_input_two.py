@@ -361,3 +361,29 @@ def test_report_on_a_nesting_bomb_stays_under_500_mb(tmp_path):
     rc, peak_kb = (int(x) for x in first.split())
     assert rc == 2 and "deep.json" in stderr and "Traceback" not in stderr, stderr
     assert peak_kb < 500 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
+
+
+def test_hostile_logs_are_left_out_with_their_reason_not_fatal(tmp_path, capsys):
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    from tests.leaderboard.logs import template_log, write_variant
+
+    template = template_log(tmp_path / "t", 8)
+    logs = tmp_path / "logs"
+    # an arith log labelled k-parity: the k-parity section finds none of its fields
+    write_variant(template, logs / "kp.eval", task="k-parity_x", model="scripted/x",
+                  accuracy=0.5, seed=1)  # fmt: skip
+    write_variant(template, logs / "ok.eval", task="arith_easy", model="scripted/y",
+                  accuracy=0.5, seed=2)  # fmt: skip
+    crafted = write_variant(template, logs / "crafted.eval", task="arith_easy",
+                            model="x/" + "a" * 300, accuracy=0.5, seed=3)  # fmt: skip
+    log = read_eval_log(str(crafted))
+    for sample, value in zip(log.samples or [], [{"judge": "x"}, "null", 1e308], strict=False):
+        for score in sample.scores.values():
+            score.value = value  # type: ignore[assignment]
+    write_eval_log(log, str(crafted))
+    assert _cli(["report", str(logs), "-o", str(tmp_path / "r.md")]) == 0
+    err = capsys.readouterr().err
+    assert "kp.eval: its suite's section cannot read it" in err
+    assert "crafted.eval: malformed log" in err
+    assert _cli(["leaderboard", "build", str(logs), "-o", str(tmp_path / "s"), "--no-viewer"]) == 0

@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.errors import HarnessUsageError
 from harness.leaderboard.collect import BadLog, collect
+from harness.leaderboard.labels import public_label, public_tables
 from harness.leaderboard.pages import ASSETS, asset, index_page, model_page, slug, suite_page
 from harness.leaderboard.ranking import TaskTable, task_tables
 from harness.leaderboard.svg import forest_svg, heatmap_svg
@@ -178,7 +179,7 @@ def build_site(
         why = f"{first.path}: {first.reason}" if first else "no log could be used"
         more = f" (and {len(collected.bad) - 1} more left out)" if len(collected.bad) > 1 else ""
         raise HarnessUsageError(f"no usable log: {why}{more}; nothing written")
-    tables = task_tables(list(collected.groups), alpha)
+    tables = public_tables(task_tables(list(collected.groups), alpha))
     site = Path(out)
     foreign = [name.split(" (")[0] for name in folder.foreign]
     if foreign:
@@ -191,7 +192,7 @@ def build_site(
         from harness.leaderboard.viewer import bundle_viewer
 
         links = bundle_viewer([r.path for r in collected.records], site)
-    bad = list(collected.bad)
+    bad = [BadLog(Path(b.path).name, public_label(b.reason)) for b in collected.bad]
 
     def link(path: str) -> str | None:
         return links.get(path)
@@ -220,7 +221,7 @@ def build_site(
         tasks=len(tables),
         models=len(models),
         logs=len(collected.records),
-        left_out=tuple(bad),
+        left_out=tuple(collected.bad),
         viewer=bool(links),
         seconds=time.perf_counter() - start,
     )

@@ -28,14 +28,16 @@ from harness.leaderboard.ranking import ModelRow, TaskTable
 from harness.report.pairs import NotComparable
 
 ASSETS = ("site.css", "site.js")  # copied as they are to the site's assets/
+SLUG_MAX = 80  # characters of a name kept in a file name, before its digest
 
 
 def slug(name: str) -> str:
     """A file-name-safe form of a suite, task or model name, distinct for distinct names."""
     clean = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "x"
-    if clean == name:
+    if clean == name and len(clean) <= SLUG_MAX:
         return clean
-    return f"{clean}-{hashlib.sha1(name.encode()).hexdigest()[:6]}"  # "a/b" and "a-b" differ
+    # "a/b" and "a-b" differ; a long name is cut (a file name has at most 255 bytes)
+    return f"{clean[:SLUG_MAX].rstrip('-.')}-{hashlib.sha1(name.encode()).hexdigest()[:6]}"
 
 
 def _num(x: float, digits: int = 3) -> str:
@@ -97,14 +99,26 @@ class BoardRow:
     cells: tuple[tuple[ModelRow | None, str | None], ...]  # per task: the row and its log link
 
 
+def _mean_or_low(values: list[float]) -> float:
+    """The mean of the scores that are numbers; -inf when none is (it sorts last)."""
+    real = [v for v in values if not math.isnan(v)]
+    return sum(real) / len(real) if real else -math.inf
+
+
 def board_rows(tables: list[TaskTable], links: Callable[[str], str | None]) -> tuple[BoardRow, ...]:
-    """The index's rows, ordered by the Overall column: mean rank, then more tasks, then name."""
+    """The index's rows in Overall order: mean rank, then mean score, more tasks, the name."""
     ranks: dict[str, list[int]] = {}
     for t in tables:
         for r in t.rows:
             ranks.setdefault(r.model, []).append(r.rank)
     overall = {m: sum(rs) / len(rs) for m, rs in ranks.items()}
-    models = sorted(overall, key=lambda m: (overall[m], -len(ranks[m]), m))
+    scores: dict[str, list[float]] = {}
+    for t in tables:
+        for r in t.rows:
+            scores.setdefault(r.model, []).append(r.score.estimate)
+    mean = {m: _mean_or_low(v) for m, v in scores.items()}
+    # tied on the mean rank: the higher mean score first, then more tasks, then the name
+    models = sorted(overall, key=lambda m: (overall[m], -mean[m], -len(ranks[m]), m))
     cells = {(t.task, r.model): r for t in tables for r in t.rows}
     rows = []
     for m in models:

@@ -15,8 +15,8 @@ site folder that holds links or special files, and for clients that hold connect
   beneath a descriptor of the site folder held since the server started, each with
   `O_NOFOLLOW` (the last with `O_NONBLOCK`), and must be a regular file: a link anywhere on the
   way, inside the site or out, a FIFO or a device gets 404. The file is then sent from that
-  open descriptor (through `/proc/self/fd`), so a link swapped in after the check is never
-  read: there is no gap between the check and the open;
+  open descriptor, so a link swapped in after the check is never read: there is no gap
+  between the check and the open;
 - a connection that does not send a whole request head within `idle_timeout` seconds of
   opening, or sits idle that long after a response, is closed;
 - a response that the client does not read is cut after `idle_timeout` seconds plus its size
@@ -34,6 +34,7 @@ import errno
 import ipaddress
 import logging
 import os
+import pathlib
 import re
 import socket
 import stat
@@ -210,8 +211,8 @@ def _default_max_connections() -> int:
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     soft = 65536 if soft == resource.RLIM_INFINITY else soft
-    # a connection sending a file holds three: its socket, the checked file, aiohttp's reopen
-    return max(4, min(10_000, (soft - 32) // 4))  # and room for those closing
+    # a connection sending a file holds two (its socket and the file); room for those closing
+    return max(4, min(10_000, (soft - 32) // 4))
 
 
 class _OnceLog(logging.Filter):
@@ -442,19 +443,45 @@ def _log_loop_error(once: _OnceLog, context: dict[str, Any]) -> None:
         _log.handle(record)
 
 
+class _DescriptorPath(pathlib.PosixPath):
+    """A path whose `stat` and `open` are those of a descriptor already opened and checked.
+
+    aiohttp's `FileResponse` stats and opens the path it holds; this one answers from the
+    descriptor, and hands it over on `open`, so that no name is looked up again and no second
+    descriptor is needed. A descriptor never handed over is closed with the path.
+    """
+
+    held: list[int]  # the descriptor, until `open` hands it over
+
+    def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+        """The descriptor's `fstat`."""
+        return os.fstat(self.held[0])
+
+    def open(self, mode: str = "rb", *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """A binary file object that owns the descriptor."""
+        return os.fdopen(self.held.pop(), "rb")
+
+
+def _close_all(held: list[int]) -> None:
+    while held:
+        os.close(held.pop())
+
+
 class _CheckedFile(web.FileResponse):
     """aiohttp's `FileResponse` for a file already opened and checked, sent from that descriptor.
 
-    aiohttp opens the path it is given; `/proc/self/fd/N` reopens the very file the descriptor
-    holds, whatever has happened to its name since. `FileResponse` sends `FILE.gz` or `FILE.br`
+    `FileResponse` sends `FILE.gz` or `FILE.br`
     instead of FILE when the client accepts that encoding; this one prepares against the
     request without `Accept-Encoding`, and without `Range` where `_range_verdict` says to
     ignore it. A client that has not taken the response after `deadline` seconds is cut off.
     """
 
     def __init__(self, fd: int, *, ignore_range: bool, deadline: float, **kwargs: Any) -> None:
-        super().__init__(f"/proc/self/fd/{fd}", **kwargs)
-        self._close = weakref.finalize(self, os.close, fd)  # also if it is never sent
+        super().__init__(f"/fd/{fd}", **kwargs)
+        path = _DescriptorPath(f"/fd/{fd}")
+        path.held = [fd]
+        self._path = path  # aiohttp's own attribute: the path it stats and opens
+        self._close = weakref.finalize(self, _close_all, path.held)  # if it is never sent
         self._ignore_range = ignore_range
         self._deadline = deadline
 

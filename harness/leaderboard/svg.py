@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from harness.leaderboard.labels import short_labels
 from harness.leaderboard.pages import render
 from harness.leaderboard.ranking import TaskTable
 
@@ -44,6 +45,20 @@ def p_label(p: float) -> str:
     if p < 0.01:
         return f"{p:.3f}".removeprefix("0")
     return f"{p:.2f}"
+
+
+def p_class(p: float) -> str:
+    """The heat map's class of a p-value, as its legend names it: "p<.001" ... "n.s.".
+
+    A cell prints its class, not a rounded number: p = 0.00977 rounds to ".010" but is drawn
+    in the p < .01 colour, and the two must not disagree.
+    """
+    if math.isnan(p):
+        return "not tested"
+    return next(label for bound, label in P_CLASSES if p < bound)
+
+
+P_CLASSES = ((0.001, "<.001"), (0.01, "<.01"), (0.05, "<.05"), (math.inf, "n.s."))
 
 
 def heat_colours(p: float) -> tuple[str, str]:
@@ -78,12 +93,14 @@ def forest_svg(table: TaskTable) -> str:
         return label_w + (v - lo) / (hi - lo) * plot_w
 
     marks = []
-    for i, r in enumerate(rows):
+    for i, (r, label) in enumerate(
+        zip(rows, short_labels([r.model for r in rows], 36), strict=True)
+    ):
         has_ci = not math.isnan(r.score.low)
         marks.append(
             _ForestRow(
                 y=top + row_h * i + row_h / 2,
-                label=r.model if len(r.model) <= 36 else r.model[:35] + "…",
+                label=label,
                 low=x(r.score.low) if has_ci else None,
                 high=x(r.score.high) if has_ci else None,
                 dot=x(r.score.estimate),
@@ -122,8 +139,7 @@ def heatmap_svg(table: TaskTable) -> str:
     n = len(models)
     cell, label_w, top = (36 if n <= 12 else 18), 240, 150
     labels = []  # (the model, shortened; y of its row's label; x of its column's label)
-    for i, m in enumerate(models):
-        short = m if len(m) <= 30 else m[:29] + "…"
+    for i, short in enumerate(short_labels(models, 30)):
         labels.append((short, top + cell * i + cell / 2 + 4, label_w + cell * i + cell / 2 + 4))
     cells = []
     for i, a in enumerate(models):
@@ -138,7 +154,7 @@ def heatmap_svg(table: TaskTable) -> str:
                     fill=fill,
                     ink=ink,
                     title=f"{a} vs {b}: p = {p:.3g}",
-                    label=p_label(p) if shown else "",
+                    label=p_class(p) if shown else "",
                 )
             )
     legend = [

@@ -22,6 +22,7 @@ from harness.logs import BadLog, LogRecord, read_logs
 from harness.report.budgets import BUDGETS
 from harness.report.pairs import NotComparable, PairResult, comparable_groups, group_pairs
 from harness.report.scores import SummaryRow, arm_rows, error_reasons, score_rows
+from harness.report.section_guard import build_guarded
 from harness.report.sections import ReportSection, SectionOutput, load_section
 
 GENERIC_SECTIONS: tuple[ReportSection, ...] = (BUDGETS,)
@@ -87,14 +88,17 @@ def build_report(dirs: list[str]) -> ReportData:
             ]
         pairs += group_pairs(group)
     sections = [SectionOutput(s, tuple(s.build(generic))) for s in GENERIC_SECTIONS]
+    left_out = list(selection.left_out)
     for path, records in sorted(sectioned.items()):
         section = load_section(path)
-        sections.append(SectionOutput(section, tuple(section.build(records))))
+        results, unreadable = build_guarded(section, records)  # one bad log is left out
+        left_out += unreadable
+        sections.append(SectionOutput(section, results))
     return ReportData(
         scores=tuple(scores),
         pairs=tuple(pairs),
         not_comparable=tuple(refused),
-        left_out=selection.left_out,
+        left_out=tuple(left_out),
         errors=tuple(errors),
         sections=tuple(s for s in sections if s.results),
         logs=tuple(r.path for r in selection.used),

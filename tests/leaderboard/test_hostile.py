@@ -233,3 +233,29 @@ def test_csv_cells_cannot_become_formulas():
 
 def test_heat_map_p_values_never_read_as_zero():
     assert p_label(0.001) == ".001" and p_label(0.0004) == "<.001" and p_label(0.23) == "0.23"
+
+
+@pytest.mark.parametrize(
+    ("p", "label"), [(0.00977, "<.01"), (0.0099, "<.01"), (0.0496, "<.05"), (0.0009, "<.001"),
+                     (0.05, "n.s."), (0.3, "n.s.")],
+)  # fmt: skip
+def test_a_heat_map_cell_prints_its_legend_class_not_a_rounded_number(p, label):
+    # p = 0.00977 printed ".010" in the p < .01 colour: the text and the colour disagreed
+    from harness.leaderboard.svg import heat_colours, p_class
+
+    assert p_class(p) == label
+    legend = {"<.001": 0.0005, "<.01": 0.005, "<.05": 0.02, "n.s.": 0.5}
+    assert heat_colours(p) == heat_colours(legend[label])
+
+
+def test_published_labels_hide_local_folders_and_stay_distinct():
+    from harness.leaderboard.labels import public_label, short_labels
+
+    a = public_label('scripted/x (outputs="/home/ann/runs/a/o.jsonl")')
+    b = public_label('scripted/x (outputs="/home/ann/runs/b/o.jsonl")')
+    assert "/home" not in a and "ann" not in a and "o.jsonl" in a and a != b
+    assert public_label("replay//tmp/ann/answers.jsonl").startswith("replay/answers.jsonl~")
+    assert public_label("openai/gpt-4o-mini") == "openai/gpt-4o-mini"
+    names = [f'scripted/x (answer="{k}", a_long_argument_name=5)' for k in (1, 2)]
+    shown = short_labels([*names, "openai/gpt-4o"], 30)
+    assert len(set(shown)) == 3 and shown[2] == "openai/gpt-4o"
