@@ -102,7 +102,10 @@ def _fmt(ci: object | None) -> str:
 def build_table(pool: Pool, nbr: np.ndarray, sims: np.ndarray) -> list[list[str]]:
     """One row per judge and subset (and the pooled items)."""
     from harness.stats.auroc import delong, delong_paired
+    from harness.stats.design import rejects
     from harness.stats.multiple import holm
+
+    alpha = 0.05  # the table's family-wise error rate; "significant" is Holm p <= alpha
 
     rows: list[list[str]] = []
     paired: list[tuple[int, float, float]] = []  # row, raw p, estimate
@@ -124,12 +127,12 @@ def build_table(pool: Pool, nbr: np.ndarray, sims: np.ndarray) -> list[list[str]
                 + [_fmt(cis[n]) for n in ("direct", "label agreement", "reliability", "blend")]
                 + [f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}], p {d.p_value:.3g}"]
             )
-    adjusted = holm([p for _, p, _ in paired]).adjusted
+    adjusted = holm([p for _, p, _ in paired], alpha=alpha).adjusted
     for (i, p, est), p_holm in zip(paired, adjusted, strict=True):
         effect = "help" if est > 0 else "hurt"
-        if p_holm < 0.05:
+        if rejects(p_holm, alpha):
             verdict = f"{effect} (Holm p {p_holm:.3g})"
-        elif p < 0.05:
+        elif rejects(p, alpha):
             verdict = f"{effect} (raw p only; Holm p {p_holm:.2g})"
         else:
             verdict = "no clear effect"
@@ -163,7 +166,7 @@ def main() -> None:
         "(all-MiniLM-L6-v2 on the instruction), their human labels as trusted references",
         "(leave-one-out). 95% DeLong intervals; 'help'/'hurt' when the paired DeLong test of",
         "blend − direct is significant after Holm's correction over all rows of the table",
-        "('(raw p only)' when only the uncorrected p is below 0.05).",
+        "('(raw p only)' when only the uncorrected p is at or below 0.05).",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),

@@ -1,0 +1,276 @@
+"""The experimental design is data (issue 30): a walk over the catalog and the source tree.
+
+- every suite declares its `Design` in the catalog, explicitly;
+- no module under harness/ outside harness/stats/ imports a paired test or a multiple-comparison
+  correction: every pair, test and Holm family comes from the comparison engine
+  (`harness.stats.compare`);
+- every suite's report section builds, renders and writes strict JSON
+  (`clean_json` + `json.dumps(allow_nan=False)`) from a small constructed input that holds an
+  errored run, so a script that reads `harness report --format json` gets every section.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness.report.sections import load_section
+from harness.stats.compare import clean_json
+from harness.stats.design import Design
+from harness.suites.catalog import all_suites
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = ROOT / "harness"
+CATALOG = HARNESS / "suites" / "catalog.py"
+# the paired tests and corrections only the engine may call
+ENGINE_ONLY = frozenset(
+    {"holm", "benjamini_hochberg", "adjust", "mcnemar", "paired_bootstrap_diff",
+     "paired_permutation", "sign_flip_interval"}
+)  # fmt: skip
+ENGINE_MODULES = frozenset(
+    {"harness.stats.multiple", "harness.stats.paired", "harness.stats.exact"}
+)
+
+
+def test_every_suite_declares_its_design_in_the_catalog():
+    tree = ast.parse(CATALOG.read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id == "Suite"]  # fmt: skip
+    assert len(calls) == len(all_suites())
+    for call in calls:
+        name = ast.literal_eval(call.args[0])
+        keywords = {k.arg for k in call.keywords}
+        assert "design" in keywords, f"suite {name} takes the default Design: declare its own"
+    for suite in all_suites().values():
+        assert isinstance(suite.design, Design)
+        if suite.section:  # a section's numbers need a unit that names what n counts
+            assert suite.design.unit in ("seed", "item", "instance", "chain", "problem", "run")
+
+
+def _engine_only_uses(path: Path, root: Path = ROOT) -> list[str]:
+    """`file:line name` for each import (or module attribute) of an engine-only routine."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    modules: set[str] = set()  # local names bound to harness.stats.{multiple,paired,exact}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in ENGINE_ONLY:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {alias.name}")
+                if f"{node.module}.{alias.name}" in ENGINE_MODULES:
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ENGINE_MODULES:
+                    modules.add(alias.asname or alias.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ENGINE_ONLY:
+            base = ast.unparse(node.value)
+            if base in modules or base in ENGINE_MODULES:
+                found.append(f"{path.relative_to(root)}:{node.lineno} {base}.{node.attr}")
+    return found
+
+
+# harness/validation/sage_llmbar.py Holm-corrects paired DeLong tests of AUROC, which the engine
+# cannot compute from unit scores; it needs an engine entry that adjusts a family of given
+# p-values (asked of the engine's owner). Until then this one module fails the rule, visibly.
+AWAITING_ENGINE = {"harness/validation/sage_llmbar.py"}
+
+
+OUTSIDE_THE_ENGINE = sorted(
+    p for p in HARNESS.rglob("*.py") if p.relative_to(HARNESS).parts[0] != "stats"
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, id=str(p.relative_to(ROOT)), marks=pytest.mark.xfail(
+            strict=True, reason="needs a Holm-over-given-p-values entry in harness.stats.compare"))
+        if str(p.relative_to(ROOT)) in AWAITING_ENGINE
+        else pytest.param(p, id=str(p.relative_to(ROOT)))
+        for p in OUTSIDE_THE_ENGINE
+    ],
+)  # fmt: skip
+def test_no_module_outside_the_engine_calls_a_paired_test_or_holm(path):
+    assert _engine_only_uses(path) == []
+
+
+def test_the_import_check_catches_every_spelling(tmp_path):
+    cases = {
+        "from harness.stats.multiple import holm": True,
+        "from harness.stats.paired import mcnemar as m": True,
+        "from harness.stats import paired\npaired.paired_permutation([1], [2])": True,
+        "import harness.stats.exact\nharness.stats.exact.sign_flip_interval([1])": True,
+        "import harness.stats.multiple as mc\nmc.adjust([0.1], method='holm')": True,
+        "from harness.stats.compare import pair_family, estimate": False,
+        "from harness.stats.exact import median_interval": False,
+        "x = {}\nx.adjust = 1": False,
+    }
+    probe = tmp_path / "probe.py"
+    for source, caught in cases.items():
+        probe.write_text(source)
+        found = _engine_only_uses(probe, tmp_path)
+        assert bool(found) is caught, (source, found)
+
+
+# --- every section's result, from a small constructed input with an errored run ---------------
+
+
+def _k_parity() -> Any:
+    from harness.suites.k_parity.report import build_parity_report
+
+    runs: list[dict[str, Any]] = []
+    for arm, hits in {"ar": [100, None, 300], "md-optimal": [400, 500, 450]}.items():
+        for seed, hit in enumerate(hits):
+            runs.append({"arm": arm, "seed": seed, "steps_to_generalize": hit,
+                         "steps": [50, hit or 600], "train_acc": [0.5, 1.0],
+                         "test_acc": [0.5, 1.0 if hit else 0.5],
+                         "final_test_acc": 1.0 if hit else 0.5})  # fmt: skip
+    runs.append({"arm": "ar", "seed": 3, "error": "RuntimeError('boom')"})
+    return build_parity_report("t", runs, preset="quick")
+
+
+def _lokra() -> Any:
+    from harness.suites.lokra.report import build_lokra_report
+
+    def run(method: str, lam: float, seed: int, score: float) -> dict[str, Any]:
+        return {"experiment": "fit", "method": method, "lam": lam, "seed": seed,
+                "target": "flat", "score": score, "optimum": 0.4, "krank": 4, "sigma": 0.1,
+                "params": 64}  # fmt: skip
+
+    runs = [run("lora", 0.0, s, 0.5 + s / 100) for s in range(3)]
+    runs += [run("lokra", 1e-2, s, 0.48 + s / 90) for s in range(3)]
+    runs.append({"experiment": "fit", "method": "lokra_plus", "lam": 0.0, "seed": 0,
+                 "target": "flat", "error": "RuntimeError('boom')"})  # fmt: skip
+    return build_lokra_report("t", runs)
+
+
+def _l2a() -> Any:
+    from harness.suites.l2a.report import build_l2a_report
+
+    def run(variant: str, lam: float, seed: int, ce: float) -> dict[str, Any]:
+        return {"variant": variant, "lam": lam, "seed": seed, "accuracy": 0.9, "routed": 0.2,
+                "query_routed_per_layer": [0.9, 0.1], "ce": ce, "accuracy_pruned": 0.9,
+                "pruned_layers": [1], "kv_saved": 0.3,
+                "curve": {"step": [1, 2], "routed": [0.5, 0.2]}}  # fmt: skip
+
+    runs = [run("full", 0.0, s, 0.1 + s / 50) for s in range(2)]
+    runs += [run("l2a", 1e-4, s, 0.2 + s / 40) for s in range(2)]
+    runs.append({"variant": "swa", "lam": 0.0, "seed": 0, "error": "RuntimeError('boom')"})
+    return build_l2a_report("t", runs)
+
+
+def _team() -> Any:
+    from harness.suites.team.report import build_team_report
+
+    def run(variant: str, seed: int, pid: int, correct: bool, tpf: float) -> dict[str, Any]:
+        return {"variant": variant, "seed": seed, "prompt_id": pid, "task": "reverse",
+                "correct": correct, "tpf": tpf, "apf": 6.0, "apt": 6.0 / tpf,
+                "tpf_with_commits": tpf, "cold_share": 0.1}  # fmt: skip
+
+    runs = [run("vanilla", s, p, p % 2 == 0, 2.0 + p / 10) for s in range(2) for p in range(6)]
+    runs += [run("team", s, p, p % 3 != 0, 3.0 + p / 10) for s in range(2) for p in range(5)]
+    runs.append({"variant": "team", "seed": 1, "prompt_id": 5, "task": "reverse",
+                 "correct": False, "error": "RuntimeError('boom')"})  # fmt: skip
+    return build_team_report("t", runs)
+
+
+def _posttrainbench() -> Any:
+    from harness.suites.posttrainbench.report import build_report
+
+    base = {f"q{i}": float(i % 3 == 0) for i in range(24)}
+
+    def run(agent: str, n: int, right: int) -> dict[str, Any]:
+        items = {k: float(i < right) for i, k in enumerate(base)}
+        return {"agent": agent, "base_model": "tiny-base", "benchmark": "add2", "run": n,
+                "configuration": "tiny-base/add2", "final_score": right / 24,
+                "raw_score": right / 24, "base_score": 8 / 24, "instruct_score": 0.9,
+                "flags": [], "why": "ok", "anticheat": None, "judge": None, "exit": {},
+                "final_model": True, "items": items, "base_items": base,
+                "raw_items": items}  # fmt: skip
+
+    runs = [run("honest", 0, 20), run("honest", 1, 18), run("weak", 0, 9)]
+    runs.append({"agent": "weak", "base_model": "tiny-base", "benchmark": "add2", "run": 1,
+                 "configuration": "tiny-base/add2", "error": "RuntimeError('boom')"})  # fmt: skip
+    return build_report("t", runs)
+
+
+def _record(suite: str, task: str, samples: list[Any], model: str = "m",
+            metadata: dict[str, Any] | None = None) -> Any:  # fmt: skip
+    from harness.logs import LogIdentity, LogRecord
+
+    identity = LogIdentity(suite, task, (), "0" * 12, len(samples), model, ())
+    return LogRecord(f"{model.replace('/', '_')}.eval", identity, "2026-01-01",
+                     metadata or {}, tuple(samples))  # fmt: skip
+
+
+def _mas_prove() -> Any:
+    from harness.logs import SampleScore
+    from harness.suites.mas_prove.report import build_mas_report
+
+    samples = []
+    for verifier, granularity in (("none", "-"), ("oracle", "agent")):
+        for problem in range(6):
+            for seed in range(2):
+                meta = {"mp_pattern": "single", "mp_verifier": verifier,
+                        "mp_granularity": granularity, "mp_context": "-" if verifier == "none"
+                        else "raw", "mp_problem": f"p{problem}", "mp_seed": seed,
+                        "mp_agent_tokens": 100, "mp_verifier_tokens": 20}  # fmt: skip
+                error = (
+                    "RuntimeError('boom')" if (problem, seed, verifier) == (5, 1, "oracle") else ""
+                )
+                raw = () if error else (("mp_score", "C" if problem % 2 else "I"),)
+                samples.append(SampleScore(f"{verifier}.{problem}.{seed}", 1, raw, error, meta, {}))
+    return build_mas_report("t", _record("mas-prove", "mas_prove", samples, metadata={"n": 3}))
+
+
+def _iwg() -> Any:
+    from harness.logs import SampleScore
+    from harness.suites.iwg.report import build_group
+
+    rng = np.random.default_rng(0)
+    records = []
+    for model in ("iwg/perfect", "iwg/diffuser"):
+        samples = []
+        for i in range(8):
+            entropy = list(np.cumsum(rng.normal(0.0, 0.1, 5)) + 1.0)
+            meta = {"iwg_entropy": entropy, "iwg_context": [0.5] * 5,
+                    "iwg_failures": {"format": int(i == 0)}}  # fmt: skip
+            error = "RuntimeError('boom')" if (model, i) == ("iwg/diffuser", 7) else ""
+            raw = () if error else (("task_success", "C" if i % 2 else "I"),
+                                    ("step_sr", float(rng.random())))  # fmt: skip
+            samples.append(SampleScore(f"iwg-{i:04d}", 1, raw, error, meta, {}))
+        records.append(_record("iwg", "iwg", samples, model=model))
+    return build_group(records, n_boot=20)
+
+
+BUILDERS: dict[str, Callable[[], Any]] = {
+    "k-parity": _k_parity, "lokra": _lokra, "l2a-recall": _l2a, "team": _team,
+    "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
+}  # fmt: skip
+
+
+def test_every_section_has_a_constructed_input_here():
+    with_sections = {name for name, s in all_suites().items() if s.section}
+    assert with_sections == set(BUILDERS)
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_every_section_result_is_strict_json_and_renders(name):
+    result = BUILDERS[name]()
+    text = json.dumps(clean_json(result), allow_nan=False)
+    assert json.loads(text)
+    view = load_section(all_suites()[name].section).view(result)
+    assert view.tables and all(len(row) == len(head) for _, head, rows in view.tables
+                               for row in rows)  # fmt: skip
+    # the input's one errored run is counted in an "errored" (or "errors") column
+    counts = [row[head.index(col)] for _, head, rows in view.tables for row in rows
+              for col in ("errored", "errors") if col in head]  # fmt: skip
+    assert sorted(counts)[-1] == "1" and set(counts) <= {"0", "1"}, counts
