@@ -100,14 +100,19 @@ def metric_tally(records: list[LogRecord], metric: str) -> Tally:
     """Every orchestrator's instances on one metric, added to the engine's tally.
 
     An epoch that errored, or has no readable score from the metric's scorer, adds 0: an
-    error counts as wrong, and `metric_rows` counts it.
+    error counts as wrong, and `metric_rows` counts it. A metric whose every value is 0 or 1
+    (task success) is binary; the others are bounded, as the design declares.
     """
-    tally = Tally(DESIGN, metric=metric)
+    added = []
     for record in records:
         for s in record.samples:
             raw = dict(s.raw)
             value = 0.0 if s.error or metric not in raw else parse_score(raw[metric])[0]
-            tally.add(record.model, s.id, value)
+            added.append((record.model, s.id, value))
+    binary = all(v in (0.0, 1.0) for _, _, v in added)
+    tally = Tally(dataclasses.replace(DESIGN, score="binary") if binary else DESIGN, metric=metric)
+    for model, unit, value in added:
+        tally.add(model, unit, value)
     return tally
 
 
