@@ -279,7 +279,7 @@ def test_bonferroni_family_covers_simultaneously() -> None:
 
 @pytest.mark.long
 def test_gate_iid_mean_2000() -> None:
-    cov, early = iid_mean(reps=2000, mu=0.3, width=0.1, n_max=1500, seed=101)
+    cov, early = iid_mean(reps=2000, mu=0.3, width=0.15, n_max=1500, seed=101)
     assert early > 0.5
     assert cov >= GATE
 

@@ -1,0 +1,1 @@
+"""Boards: every model's score on every item, and sequential evaluation replayed on them."""

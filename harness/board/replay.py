@@ -1,0 +1,501 @@
+"""`harness board replay`: sequential evaluation replayed on a finished board.
+
+The procedure, for one seeded order of the items (the same order for every model, so pairs stay
+paired):
+
+1. Item t is asked of every model still being queried.
+2. Each pair (a, b) keeps a betting confidence sequence for the mean of a - b over the board's
+   items, without replacement (`harness.stats.sequential.BettingCS`, population = the items),
+   at level alpha / k for k pairs (Bonferroni over confidence sequences), so all k cover at
+   once, at every item count, with probability >= 1 - alpha.
+3. A pair is resolved when its CS excludes 0 ("a > b" or "b > a") or lies inside [-margin,
+   margin] ("equivalent"); a direction is read first. A resolved pair takes no more items.
+4. A model stops being asked when every pair it is in is resolved, or at the budget.
+
+So with probability >= 1 - alpha every direction is the sign of the full board's difference
+and every "equivalent" pair is within the margin on the full board: the guarantee is about the
+board's items, not a wider population of items.
+
+What it is compared with:
+- `queries_all`: models x items, the full board.
+- the full-data engine: `harness.stats.compare.compare` on every item, Holm at alpha, whose
+  decisions (direction where the Holm p <= alpha) are listed beside the sequential ones with
+  every disagreement.
+- `queries_fixed`: models x n*, where n* is the oracle fixed n: the smallest prefix of the same
+  order (checked at `FIXED_STEPS` evenly spaced sizes) at which the fixed-n engine (Holm at
+  alpha; for "equivalent", its 95% interval inside the margin) makes every decision the
+  sequential run made. It is an oracle because n* is chosen knowing the answer; a real fixed
+  design must fix n beforehand, so `queries_fixed` is a lower bound on what one needs for the
+  same decisions, and the fixed-n Holm decisions at a data-chosen n are not themselves valid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Literal
+
+import numpy as np
+
+from harness.board.table import Board
+from harness.stats.compare import Comparison, clean_json, compare
+from harness.stats.design import Design
+from harness.stats.sequential import BettingCS, bonferroni_alpha
+
+Resolution = Literal["a > b", "b > a", "equivalent", "unresolved"]
+MARGIN = 0.05  # default equivalence margin, on the score scale (5 points of accuracy)
+FIXED_STEPS = 20  # prefix sizes tried for the oracle fixed n
+FIXED_ORDERS = 3  # orders on which the oracle fixed n is searched (the engine is slow)
+GRID = 201  # CS grid on [-1, 1] for the reported intervals: a resolution of 0.01
+TOL = 8 * np.finfo(float).eps
+
+
+@dataclass(frozen=True, slots=True)
+class PairOutcome:
+    """One pair across the replayed orders (its interval from the first order).
+
+    Attributes:
+        a: First model.
+        b: Second model.
+        resolution: How the first order resolved it.
+        items: Items the first order took to resolve it (the budget when unresolved).
+        low: Lower end of its CS for mean(a - b) when it was resolved (first order).
+        high: Upper end.
+        full_difference: mean(a - b) over every item of the board.
+        engine: The full-data engine's decision: "a > b", "b > a" or "not significant".
+        p_holm: The engine's Holm-adjusted p-value (nan: not tested).
+        resolved_share: Share of orders in which it was resolved.
+        items_mean: Items it took, averaged over orders (the budget where unresolved).
+        wrong: Orders in which its decision was wrong about the full board.
+
+    """
+
+    a: str
+    b: str
+    resolution: Resolution
+    items: int
+    low: float
+    high: float
+    full_difference: float
+    engine: str
+    p_holm: float
+    resolved_share: float
+    items_mean: float
+    wrong: int
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """A pair the first order resolved differently from the full-data engine."""
+
+    a: str
+    b: str
+    sequential: Resolution
+    engine: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class OrderRun:
+    """One order's replay.
+
+    Attributes:
+        model_items: Items each model was asked, in board order.
+        resolution: Per pair (in `pairs` order), its resolution.
+        items: Per pair, items taken to resolve (the last item count when unresolved).
+        low: Per pair, CS lower end at resolution (nan unless tracked).
+        high: Per pair, CS upper end.
+        fixed_n: The oracle fixed n for this order, or None when not searched.
+
+    """
+
+    model_items: tuple[int, ...]
+    resolution: tuple[Resolution, ...]
+    items: tuple[int, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+    fixed_n: int | None = None
+
+    @property
+    def queries(self) -> int:
+        """Model-item queries used."""
+        return sum(self.model_items)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """`harness board replay`'s result: queries, decisions, and how they compare.
+
+    Attributes:
+        models: The board's models.
+        n_items: The board's items.
+        alpha: Family-wise error level (Bonferroni over the pairs' CSs).
+        margin: The equivalence margin.
+        budget: Items per model at most.
+        seed: Seed of the first order (order r uses [seed, r]).
+        orders: Orders replayed.
+        queries_used: Queries, mean over orders.
+        queries_used_sd: Their standard deviation over orders (0 for one order).
+        queries_used_range: (min, max) over orders.
+        queries_fixed: models x the oracle fixed n, mean over the orders searched.
+        fixed_orders: Orders on which the oracle fixed n was searched.
+        queries_all: models x items.
+        wrong_direction_rate: Share of orders with at least one direction opposite to the full
+            board's difference (the family-wise error the guarantee bounds by alpha).
+        wrong_decision_rate: The same counting wrong equivalences too.
+        pairs: One per pair.
+        disagreements: The first order's pairs that differ from the full-data engine.
+        disagreement_rate: Share of (order, pair) that differ from the full-data engine.
+        runs: Every order's replay.
+
+    """
+
+    models: tuple[str, ...]
+    n_items: int
+    alpha: float
+    margin: float
+    budget: int
+    seed: int
+    orders: int
+    queries_used: float
+    queries_used_sd: float
+    queries_used_range: tuple[int, int]
+    queries_fixed: float
+    fixed_orders: int
+    queries_all: int
+    wrong_direction_rate: float
+    wrong_decision_rate: float
+    pairs: tuple[PairOutcome, ...]
+    disagreements: tuple[Disagreement, ...]
+    disagreement_rate: float
+    runs: tuple[OrderRun, ...] = field(repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready data (nan becomes None); `runs` are summarised, not listed."""
+        out = {
+            "models": list(self.models),
+            "items": self.n_items,
+            "alpha": self.alpha,
+            "margin": self.margin,
+            "budget": self.budget,
+            "seed": self.seed,
+            "orders": self.orders,
+            "queries_used": self.queries_used,
+            "queries_used_sd": self.queries_used_sd,
+            "queries_used_range": list(self.queries_used_range),
+            "queries_fixed": self.queries_fixed,
+            "fixed_orders": self.fixed_orders,
+            "queries_all": self.queries_all,
+            "items_used": [list(r.model_items) for r in self.runs[:1]][0],
+            "wrong_direction_rate": self.wrong_direction_rate,
+            "wrong_decision_rate": self.wrong_decision_rate,
+            "disagreement_rate": self.disagreement_rate,
+            "pairs": [dict(_slots(p)) for p in self.pairs],
+            "disagreements": [dict(_slots(d)) for d in self.disagreements],
+            "guarantee": GUARANTEE,
+            "queries_fixed_means": FIXED_MEANS,
+        }
+        return clean_json(out)
+
+    def summary(self) -> str:
+        """The result as text."""
+        lines = [
+            f"{len(self.models)} models x {self.n_items} items; {self.orders} order(s) from seed "
+            f"{self.seed}; alpha {self.alpha:g} over {len(self.pairs)} pairs (Bonferroni over "
+            f"confidence sequences); margin +/-{self.margin:g}; budget {self.budget}",
+            f"queries used: {self.queries_used:.1f} (sd {self.queries_used_sd:.1f}, range "
+            f"{self.queries_used_range[0]}-{self.queries_used_range[1]}) of {self.queries_all} "
+            f"(all: {self.queries_all / max(self.queries_used, 1):.2f}x)",
+            f"oracle fixed design, same decisions: {self.queries_fixed:.1f} queries "
+            f"(fixed/sequential {self.queries_fixed / max(self.queries_used, 1):.2f}x; searched "
+            f"on {self.fixed_orders} order(s))",
+            "items per model (first order): "
+            + ", ".join(
+                f"{m} {n}" for m, n in zip(self.models, self.runs[0].model_items, strict=True)
+            ),  # fmt: skip
+            f"wrong direction: {self.wrong_direction_rate:.3f} of orders (any wrong decision: "
+            f"{self.wrong_decision_rate:.3f}); differs from full-data engine: "
+            f"{self.disagreement_rate:.3f} of pair-orders",
+            "pairs (first order): a - b, resolution at items, CS, full-board difference, engine",
+        ]
+        for p in self.pairs:
+            lines.append(
+                f"  {p.a} - {p.b}: {p.resolution} at {p.items} [{p.low:+.3f}, {p.high:+.3f}]; "
+                f"full {p.full_difference:+.4f}; engine {p.engine} (Holm p {p.p_holm:.3g}); "
+                f"resolved in {p.resolved_share:.0%} of orders, {p.items_mean:.0f} items on "
+                "average"
+            )
+        if self.disagreements:
+            lines.append("disagreements with the full-data engine (first order):")
+            lines += [f"  {d.a} - {d.b}: {d.sequential} vs {d.engine}: {d.why}"
+                      for d in self.disagreements]  # fmt: skip
+        else:
+            lines.append("no disagreement with the full-data engine (first order)")
+        return "\n".join(lines)
+
+
+GUARANTEE = (
+    "with probability >= 1 - alpha, every pair's confidence sequence holds the pair's mean "
+    "difference over the board's items at every item count at once, so every direction and "
+    "every equivalence read from them is right; the fixed-n engine's numbers are not anytime-"
+    "valid"
+)
+FIXED_MEANS = (
+    "models x the smallest prefix n (of 20 evenly spaced) of the same order at which the "
+    "fixed-n engine (Holm at alpha; equivalence: its 95% interval inside the margin) makes "
+    "every decision the sequential run made; an oracle lower bound for a fixed design"
+)
+
+
+def _slots(obj: Any) -> list[tuple[str, Any]]:
+    return [(name, getattr(obj, name)) for name in obj.__slots__]
+
+
+def pair_list(models: Sequence[str]) -> list[tuple[int, int]]:
+    """Every pair of model indices (i < j), in the order pairs are reported."""
+    return list(combinations(range(len(models)), 2))
+
+
+def order_of(n_items: int, seed: int, r: int) -> np.ndarray:
+    """The r-th seeded random order of the items, shared by every model."""
+    return np.random.default_rng([seed, r]).permutation(n_items)
+
+
+def replay_order(
+    board: Board,
+    order: np.ndarray,
+    *,
+    alpha: float,
+    margin: float,
+    budget: int,
+    intervals: bool = True,
+) -> OrderRun:
+    """Run the procedure on one order of the items (see the module docstring)."""
+    pairs = pair_list(board.models)
+    ia = np.array([i for i, _ in pairs])
+    ib = np.array([j for _, j in pairs])
+    k = len(pairs)
+    n_items = board.scores.shape[1]
+    decision = sorted({-1.0, 1.0, 0.0, -margin, margin})
+    grid = np.union1d(np.linspace(-1, 1, GRID), decision) if intervals else np.array(decision)
+    cs = BettingCS(alpha=bonferroni_alpha(alpha, k), kind="difference", population=n_items,
+                   batch=k, grid=grid)  # fmt: skip
+    resolution = np.array(["unresolved"] * k, dtype=object)
+    items = np.full(k, min(budget, n_items))
+    low_at = np.full(k, math.nan)
+    high_at = np.full(k, math.nan)
+    open_ = np.ones(k, bool)
+    model_items = np.full(len(board.models), min(budget, n_items))
+    model_open = np.ones(len(board.models), bool)
+    for t in range(min(budget, n_items)):
+        column = board.scores[:, order[t]]  # (M,)
+        cs.update(column[ia] - column[ib], mask=open_)
+        low, high = cs.bounds()
+        above_zero, below_zero = cs.rejects(0.0)
+        above_low, _ = cs.rejects(-margin)
+        _, below_high = cs.rejects(margin)
+        up = open_ & above_zero
+        down = open_ & below_zero & ~up
+        same = open_ & ~up & ~down & above_low & below_high
+        now = up | down | same
+        resolution[up], resolution[down], resolution[same] = "a > b", "b > a", "equivalent"
+        items[now] = t + 1
+        low_at[now], high_at[now] = low[now], high[now]
+        open_ &= ~now
+        still = np.zeros(len(board.models), bool)
+        still[ia[open_]] = True
+        still[ib[open_]] = True
+        done = model_open & ~still
+        model_items[done] = t + 1
+        model_open &= still
+        if not model_open.any():
+            break
+    if open_.any():
+        low, high = cs.bounds()
+        low_at[open_], high_at[open_] = low[open_], high[open_]
+    if not intervals:
+        low_at[:], high_at[:] = math.nan, math.nan
+    return OrderRun(
+        model_items=tuple(int(v) for v in model_items),
+        resolution=tuple(str(r) for r in resolution),  # type: ignore[misc]
+        items=tuple(int(v) for v in items),
+        low=tuple(float(v) for v in low_at),
+        high=tuple(float(v) for v in high_at),
+    )
+
+
+def engine_decisions(comparison: Comparison, models: Sequence[str], alpha: float) -> list[str]:
+    """Per pair (i < j), the fixed-n engine's decision: a direction where Holm p <= alpha."""
+    out = []
+    for i, j in pair_list(models):
+        pair = comparison.pair(models[i], models[j])
+        if pair is None or pair.test is None or not pair.significant(alpha):
+            out.append("not significant")
+        else:
+            out.append("a > b" if pair.test.estimate > 0 else "b > a")
+    return out
+
+
+def _engine(board: Board, columns: np.ndarray, alpha: float) -> Comparison:
+    design = Design(unit="item", score="binary" if board.binary else "bounded", alpha=alpha,
+                    family="the pairs of models on the board")  # fmt: skip
+    names = [board.items[c] for c in columns]
+    scores = {
+        m: dict(zip(names, board.scores[r, columns].tolist(), strict=True))
+        for r, m in enumerate(board.models)
+    }
+    return compare(design, scores, metric="board score")
+
+
+def _matches(run: OrderRun, comparison: Comparison, board: Board, margin: float,
+             alpha: float) -> bool:  # fmt: skip
+    """Whether a fixed-n comparison makes every decision the sequential run made."""
+    decided = engine_decisions(comparison, board.models, alpha)
+    for (i, j), resolution, engine in zip(pair_list(board.models), run.resolution, decided,
+                                          strict=True):  # fmt: skip
+        if resolution in ("a > b", "b > a") and engine != resolution:
+            return False
+        if resolution == "equivalent":
+            pair = comparison.pair(board.models[i], board.models[j])
+            test = pair.test if pair is not None else None
+            if test is None or not (-margin <= test.low and test.high <= margin):
+                return False
+    return True
+
+
+def oracle_fixed_n(board: Board, order: np.ndarray, run: OrderRun, *, alpha: float,
+                   margin: float) -> int:  # fmt: skip
+    """The smallest prefix size (of `FIXED_STEPS`) at which the fixed-n engine decides alike."""
+    if all(r == "unresolved" for r in run.resolution):
+        return 0
+    n_items = order.size
+    sizes = sorted({max(2, round(n_items * s / FIXED_STEPS)) for s in range(1, FIXED_STEPS + 1)})
+    for n in sizes:
+        if _matches(run, _engine(board, order[:n], alpha), board, margin, alpha):
+            return n
+    return n_items
+
+
+def _why(sequential: str, engine: str) -> str | None:
+    if sequential == engine:
+        return None
+    if sequential in ("a > b", "b > a") and engine in ("a > b", "b > a"):
+        return "opposite directions"
+    if sequential in ("a > b", "b > a"):
+        return "the sequential run found a direction the full data's Holm test does not"
+    if engine == "not significant":
+        return None  # equivalent or unresolved, and no significant difference: agreement
+    if sequential == "equivalent":
+        return "equivalent within the margin, yet significant on the full data"
+    return "unresolved within the budget, significant on the full data"
+
+
+def replay(
+    board: Board,
+    *,
+    alpha: float = 0.05,
+    margin: float = MARGIN,
+    budget: int | None = None,
+    orders: int = 1,
+    seed: int = 0,
+    fixed_orders: int = FIXED_ORDERS,
+    intervals: bool = True,
+) -> ReplayResult:
+    """Replay sequential evaluation over `orders` seeded orders of the board's items.
+
+    Args:
+        board: The full board.
+        alpha: Family-wise error level over the pairs.
+        margin: Equivalence margin (>= 0; 0 never declares equivalence).
+        budget: Items per model at most (None: every item).
+        orders: Random orders to replay.
+        seed: Seed of the orders.
+        fixed_orders: Orders on which to search the oracle fixed n (the engine is run up to
+            `FIXED_STEPS` times for each).
+        intervals: Track each pair's CS on a 0.01 grid to report it (slower on big boards).
+
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if margin < 0 or orders < 1 or (budget is not None and budget < 1):
+        raise ValueError(f"need margin >= 0, orders >= 1, budget >= 1; got {margin}, {orders}, "
+                         f"{budget}")  # fmt: skip
+    n_models, n_items = board.scores.shape
+    budget = n_items if budget is None else min(budget, n_items)
+    pairs = pair_list(board.models)
+    full = board.scores[:, None, :] - board.scores[None, :, :]  # (M, M, N)
+    full_diff = np.array([full[i, j].mean() for i, j in pairs])
+    engine_full = _engine(board, np.arange(n_items), alpha)
+    engine = engine_decisions(engine_full, board.models, alpha)
+    runs: list[OrderRun] = []
+    wrong = np.zeros(len(pairs), int)
+    any_wrong_direction = 0
+    any_wrong = 0
+    disagree = 0
+    for r in range(orders):
+        order = order_of(n_items, seed, r)
+        run = replay_order(board, order, alpha=alpha, margin=margin, budget=budget,
+                           intervals=intervals and r == 0)  # fmt: skip
+        if r < fixed_orders:
+            fixed = oracle_fixed_n(board, order, run, alpha=alpha, margin=margin)
+            run = OrderRun(run.model_items, run.resolution, run.items, run.low, run.high, fixed)
+        res = np.array(run.resolution)
+        wrong_dir = ((res == "a > b") & (full_diff <= TOL)) | (
+            (res == "b > a") & (full_diff >= -TOL)
+        )
+        wrong_eq = (res == "equivalent") & (np.abs(full_diff) > margin + TOL)
+        wrong += wrong_dir | wrong_eq
+        any_wrong_direction += bool(wrong_dir.any())
+        any_wrong += bool((wrong_dir | wrong_eq).any())
+        disagree += sum(_why(s, e) is not None for s, e in zip(run.resolution, engine, strict=True))
+        runs.append(run)
+    first = runs[0]
+    outcomes = []
+    disagreements = []
+    for p, (i, j) in enumerate(pairs):
+        a, b = board.models[i], board.models[j]
+        pe = engine_full.pair(a, b)
+        outcomes.append(
+            PairOutcome(
+                a=a,
+                b=b,
+                resolution=first.resolution[p],
+                items=first.items[p],
+                low=first.low[p],
+                high=first.high[p],
+                full_difference=float(full_diff[p]),
+                engine=engine[p],
+                p_holm=pe.p_holm if pe is not None else math.nan,
+                resolved_share=float(np.mean([r.resolution[p] != "unresolved" for r in runs])),
+                items_mean=float(np.mean([r.items[p] for r in runs])),
+                wrong=int(wrong[p]),
+            )  # fmt: skip
+        )
+        why = _why(first.resolution[p], engine[p])
+        if why is not None:
+            disagreements.append(Disagreement(a, b, first.resolution[p], engine[p], why))
+    queries = np.array([r.queries for r in runs], float)
+    fixed = [r.fixed_n for r in runs if r.fixed_n is not None]
+    return ReplayResult(
+        models=board.models,
+        n_items=n_items,
+        alpha=alpha,
+        margin=margin,
+        budget=budget,
+        seed=seed,
+        orders=orders,
+        queries_used=float(queries.mean()),
+        queries_used_sd=float(queries.std(ddof=1)) if orders > 1 else 0.0,
+        queries_used_range=(int(queries.min()), int(queries.max())),
+        queries_fixed=float(n_models * np.mean(fixed)) if fixed else math.nan,
+        fixed_orders=len(fixed),
+        queries_all=n_models * n_items,
+        wrong_direction_rate=any_wrong_direction / orders,
+        wrong_decision_rate=any_wrong / orders,
+        pairs=tuple(outcomes),
+        disagreements=tuple(disagreements),
+        disagreement_rate=disagree / (orders * len(pairs)),
+        runs=tuple(runs),
+    )

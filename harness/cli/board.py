@@ -1,0 +1,135 @@
+"""`harness board replay` and `harness board export`: sequential evaluation on finished boards."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import click
+
+from harness.errors import HarnessUsageError, exit_on_usage_error
+
+JSON_MARK = "harness board replay"
+
+
+@click.group("board")
+def board() -> None:
+    """Replay sequential evaluation on a board of per-item scores, or export one from logs."""
+
+
+def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
+    """Check an output file before any work: never a folder, device or a file we did not write.
+
+    A JSON file that starts with our mark may be replaced; anything else needs --force.
+    """
+    if not path.strip():
+        raise HarnessUsageError(f"{what} is empty; name a file")
+    out = Path(path)
+    try:
+        info = os.stat(out)
+    except FileNotFoundError:
+        info = None
+    except OSError as ex:
+        raise HarnessUsageError(f"{what} '{path}' cannot be used ({ex.strerror})") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise HarnessUsageError(f"{what} '{path}' is not a regular file; name a file")
+    if info is not None and not force:
+        with open(out, "rb") as f:
+            head = f.read(200)
+        if mark is None or f'"written_by": "{mark}"'.encode() not in head:
+            raise HarnessUsageError(
+                f"{what} '{path}' exists and was not written by harness board; name another "
+                "file, or pass --force to replace it"
+            )
+    if not out.parent.is_dir():
+        raise HarnessUsageError(f"{what} '{path}': folder '{out.parent}' does not exist")
+    return out
+
+
+@board.command("replay")
+@click.argument("board_csv", metavar="BOARD.csv")
+@click.option("--alpha", type=float, default=0.05, show_default=True,
+              help="Family-wise error level over the pairs.")  # fmt: skip
+@click.option("--margin", type=float, default=None,
+              help="Equivalence margin on the score scale [default: 0.05].")  # fmt: skip
+@click.option("--budget", type=int, default=None, help="Items per model at most [default: all].")
+@click.option("--orders", type=int, default=1, show_default=True,
+              help="Random item orders to replay (spread and wrong-direction rate).")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders.")
+@click.option("--json", "json_path", default=None, metavar="FILE",
+              help="Also write the result as JSON here ('-' for standard output).")  # fmt: skip
+@click.option("--force", is_flag=True, help="Replace a --json file the harness did not write.")
+@exit_on_usage_error
+def replay_command(
+    board_csv: str,
+    alpha: float,
+    margin: float | None,
+    budget: int | None,
+    orders: int,
+    seed: int,
+    json_path: str | None,
+    force: bool,
+) -> None:
+    """Replay sequential evaluation on BOARD.csv (long: model,item,score in [0, 1])."""
+    import math
+
+    from harness.board.replay import MARGIN, replay
+    from harness.board.table import read_board
+
+    margin = MARGIN if margin is None else margin
+    if not math.isfinite(margin) or margin < 0:
+        raise HarnessUsageError(f"--margin must be a number >= 0, got {margin:g}")
+    if budget is not None and budget < 1:
+        raise HarnessUsageError(f"--budget must be at least 1 item, got {budget}")
+    if not 0 < alpha < 1:
+        raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha:g}")
+    if orders < 1:
+        raise HarnessUsageError(f"--orders must be at least 1, got {orders}")
+    out = None
+    if json_path not in (None, "-"):
+        out = _output(json_path, "--json", force=force, mark=JSON_MARK)
+    board_data = read_board(board_csv)
+    result = replay(board_data, alpha=alpha, margin=margin, budget=budget, orders=orders,
+                    seed=seed)  # fmt: skip
+    data = {"written_by": JSON_MARK, **result.as_dict()}
+    text = json.dumps(data, indent=2, allow_nan=False)
+    if json_path == "-":
+        click.echo(text)
+        return
+    click.echo(result.summary())
+    if out is not None:
+        try:
+            out.write_text(text + "\n", encoding="utf-8")
+        except OSError as ex:
+            raise HarnessUsageError(f"cannot write '{out}' ({ex.strerror or ex})") from None
+        click.echo(f"wrote {out}")
+
+
+@board.command("export")
+@click.argument("log_dirs", nargs=-1, required=True, metavar="LOGDIR...")
+@click.option("-o", "--output", default=None, help="CSV file to write [default: standard output].")
+@click.option("--task", default=None, help="The task to export, where the logs hold several.")
+@click.option("--scorer", default=None, help="The scorer [default: the logs' first].")
+@click.option("--force", is_flag=True, help="Replace an -o file that exists.")
+@exit_on_usage_error
+def export_command(
+    log_dirs: tuple[str, ...], output: str | None, task: str | None, scorer: str | None,
+    force: bool,
+) -> None:  # fmt: skip
+    """Write a board CSV (model,item,score) from the logs of one comparable group."""
+    from harness.board.export import board_from_logs
+    from harness.board.table import write_board
+    from harness.logs import log_files
+
+    log_files(log_dirs)  # a missing folder is named before the output is checked
+    out = None if output in (None, "-") else _output(output, "-o", force=force, mark=None)
+    board_data, label = board_from_logs(log_dirs, task=task, scorer=scorer)
+    try:
+        write_board(board_data, out)
+    except OSError as ex:
+        raise HarnessUsageError(f"cannot write '{out}' ({ex.strerror or ex})") from None
+    if out is not None:
+        click.echo(f"wrote {out}: {len(board_data.models)} models x {len(board_data.items)} "
+                   f"items of {label}", err=True)  # fmt: skip
