@@ -16,6 +16,7 @@ import click
 # cheap, which matters to every process that the training pools spawn (spawn imports the
 # `harness` script's module again in each worker).
 LAZY_SUBCOMMANDS = {
+    "board": "harness.cli.board:board",
     "judge": "harness.cli.judge:judge",
     "leaderboard": "harness.cli.leaderboard:leaderboard",
     "sage": "harness.cli.sage:sage",
