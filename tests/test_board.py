@@ -61,6 +61,25 @@ def test_a_tie_is_unresolved_at_the_budget_and_counted(tmp_path: Path) -> None:
     assert result.queries_fixed == pytest.approx(3 * result.runs[0].fixed_n)
 
 
+def test_board_target_decides_a_near_tie_late_and_population_does_not() -> None:
+    """Without replacement, a 0.01 difference on 300 items is a direction late in the board."""
+    rng = np.random.default_rng(8)
+    a = (rng.random(300) < 0.5).astype(float)
+    b = a.copy()
+    flip = rng.choice(np.flatnonzero(a == 1), 3, replace=False)
+    b[flip] = 0.0  # a - b = 3 / 300 on this board
+    board = Board(("a", "b"), tuple(map(str, range(300))), np.vstack([a, b]))
+    on_board = replay(board, target="board", margin=0.0)
+    population = replay(board, target="population", margin=0.0)
+    assert on_board.pairs[0].resolution == "a > b"
+    assert 250 < on_board.pairs[0].items <= 300
+    assert population.pairs[0].resolution == "unresolved"
+    assert on_board.pairs[0].engine == "not significant"  # McNemar on 3 discordant items
+    assert [d.why for d in on_board.disagreements] == [
+        "the sequential run found a direction the full data's Holm test does not"
+    ]
+
+
 def test_equivalence_on_identical_models() -> None:
     rng = np.random.default_rng(3)
     row = (rng.random(300) < 0.6).astype(float)
@@ -217,3 +236,21 @@ def test_export_from_logs_round_trips_into_replay(tmp_path: Path) -> None:
 def test_export_of_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["board", "export", str(tmp_path / "nowhere")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def _wrong_rate(orders: int, target: str) -> float:
+    board = irt_board(8, 300, [0.6, 0.02, 0.3, 0.0, 0.5, 0.05, 0.4], seed=9)
+    result = replay(board, orders=orders, fixed_orders=0, intervals=False, target=target)  # type: ignore[arg-type]
+    return result.wrong_direction_rate
+
+
+@pytest.mark.parametrize("target", ["population", "board"])
+def test_wrong_directions_are_rare_over_orders(target: str) -> None:
+    """Near-ties included; the family-wise wrong-direction rate stays <= alpha (30 orders)."""
+    assert _wrong_rate(30, target) <= 0.05
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("target", ["population", "board"])
+def test_gate_wrong_directions_over_200_orders(target: str) -> None:
+    assert _wrong_rate(200, target) <= 0.05

@@ -4,29 +4,38 @@ The procedure, for one seeded order of the items (the same order for every model
 paired):
 
 1. Item t is asked of every model still being queried.
-2. Each pair (a, b) keeps a betting confidence sequence for the mean of a - b over the board's
-   items, without replacement (`harness.stats.sequential.BettingCS`, population = the items),
-   at level alpha / k for k pairs (Bonferroni over confidence sequences), so all k cover at
-   once, at every item count, with probability >= 1 - alpha.
+2. Each pair (a, b) keeps a betting confidence sequence for the mean of a - b
+   (`harness.stats.sequential.BettingCS`) at level alpha / k for k pairs (Bonferroni over
+   confidence sequences), so all k cover at once, at every item count, with probability
+   >= 1 - alpha.
 3. A pair is resolved when its CS excludes 0 ("a > b" or "b > a") or lies inside [-margin,
    margin] ("equivalent"); a direction is read first. A resolved pair takes no more items.
 4. A model stops being asked when every pair it is in is resolved, or at the budget.
 
-So with probability >= 1 - alpha every direction is the sign of the full board's difference
-and every "equivalent" pair is within the margin on the full board: the guarantee is about the
-board's items, not a wider population of items.
+What the mean is (`target`):
+- "population" (the default): the items are a random sample from a population of items, and
+  the CS is the independent-draw form. Decisions are about the population's mean difference,
+  the question the fixed-n engine's tests answer, so the two can be compared.
+- "board": the CS is the without-replacement form for the board's N items, and decisions are
+  about the mean over exactly these items. Near the end of the board it shrinks fast (at N it
+  is the known mean), so a near-tie gets a direction late in the board that says nothing
+  beyond these items, and that the engine's population test would not give.
 
 What it is compared with:
 - `queries_all`: models x items, the full board.
-- the full-data engine: `harness.stats.compare.compare` on every item, Holm at alpha, whose
-  decisions (direction where the Holm p <= alpha) are listed beside the sequential ones with
+- the full-data engine: `harness.stats.compare.compare` on every item, Holm at alpha; its
+  decisions (a direction where the Holm p <= alpha) are listed beside the sequential ones, with
   every disagreement.
 - `queries_fixed`: models x n*, where n* is the oracle fixed n: the smallest prefix of the same
   order (checked at `FIXED_STEPS` evenly spaced sizes) at which the fixed-n engine (Holm at
   alpha; for "equivalent", its 95% interval inside the margin) makes every decision the
-  sequential run made. It is an oracle because n* is chosen knowing the answer; a real fixed
-  design must fix n beforehand, so `queries_fixed` is a lower bound on what one needs for the
-  same decisions, and the fixed-n Holm decisions at a data-chosen n are not themselves valid.
+  sequential run made, and the full board if none does. It is an oracle because n* is chosen
+  knowing the answer: a real fixed design must fix n beforehand, so `queries_fixed` is a lower
+  bound on what one needs for the same decisions (and the fixed-n decisions at a data-chosen n
+  are not themselves valid).
+- wrong decisions: a direction against the sign of the full board's difference, or an
+  "equivalent" whose full-board difference leaves the margin (or against `truth` per pair, where
+  the caller knows the population's differences, as in simulations).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -45,6 +54,7 @@ from harness.stats.design import Design
 from harness.stats.sequential import BettingCS, bonferroni_alpha
 
 Resolution = Literal["a > b", "b > a", "equivalent", "unresolved"]
+Target = Literal["population", "board"]
 MARGIN = 0.05  # default equivalence margin, on the score scale (5 points of accuracy)
 FIXED_STEPS = 20  # prefix sizes tried for the oracle fixed n
 FIXED_ORDERS = 3  # orders on which the oracle fixed n is searched (the engine is slow)
@@ -134,6 +144,7 @@ class ReplayResult:
         alpha: Family-wise error level (Bonferroni over the pairs' CSs).
         margin: The equivalence margin.
         budget: Items per model at most.
+        target: What the means are: the items' population, or the board's own items.
         seed: Seed of the first order (order r uses [seed, r]).
         orders: Orders replayed.
         queries_used: Queries, mean over orders.
@@ -157,6 +168,7 @@ class ReplayResult:
     alpha: float
     margin: float
     budget: int
+    target: Target
     seed: int
     orders: int
     queries_used: float
@@ -180,6 +192,7 @@ class ReplayResult:
             "alpha": self.alpha,
             "margin": self.margin,
             "budget": self.budget,
+            "target": self.target,
             "seed": self.seed,
             "orders": self.orders,
             "queries_used": self.queries_used,
@@ -204,7 +217,8 @@ class ReplayResult:
         lines = [
             f"{len(self.models)} models x {self.n_items} items; {self.orders} order(s) from seed "
             f"{self.seed}; alpha {self.alpha:g} over {len(self.pairs)} pairs (Bonferroni over "
-            f"confidence sequences); margin +/-{self.margin:g}; budget {self.budget}",
+            f"confidence sequences); margin +/-{self.margin:g}; budget {self.budget}; target: "
+            f"{TARGETS[self.target]}",
             f"queries used: {self.queries_used:.1f} (sd {self.queries_used_sd:.1f}, range "
             f"{self.queries_used_range[0]}-{self.queries_used_range[1]}) of {self.queries_all} "
             f"(all: {self.queries_all / max(self.queries_used, 1):.2f}x)",
@@ -236,9 +250,14 @@ class ReplayResult:
         return "\n".join(lines)
 
 
+TARGETS = {
+    "population": "the items' population (independent-draw CS)",
+    "board": "the board's own items (without-replacement CS)",
+}
 GUARANTEE = (
     "with probability >= 1 - alpha, every pair's confidence sequence holds the pair's mean "
-    "difference over the board's items at every item count at once, so every direction and "
+    "difference (over the items' population, or over the board's items with --target board) "
+    "at every item count at once, so every direction and "
     "every equivalence read from them is right; the fixed-n engine's numbers are not anytime-"
     "valid"
 )
@@ -270,6 +289,7 @@ def replay_order(
     alpha: float,
     margin: float,
     budget: int,
+    target: Target = "population",
     intervals: bool = True,
 ) -> OrderRun:
     """Run the procedure on one order of the items (see the module docstring)."""
@@ -280,7 +300,8 @@ def replay_order(
     n_items = board.scores.shape[1]
     decision = sorted({-1.0, 1.0, 0.0, -margin, margin})
     grid = np.union1d(np.linspace(-1, 1, GRID), decision) if intervals else np.array(decision)
-    cs = BettingCS(alpha=bonferroni_alpha(alpha, k), kind="difference", population=n_items,
+    population = n_items if target == "board" else None
+    cs = BettingCS(alpha=bonferroni_alpha(alpha, k), kind="difference", population=population,
                    batch=k, grid=grid)  # fmt: skip
     resolution = np.array(["unresolved"] * k, dtype=object)
     items = np.full(k, min(budget, n_items))
@@ -401,6 +422,8 @@ def replay(
     orders: int = 1,
     seed: int = 0,
     fixed_orders: int = FIXED_ORDERS,
+    target: Target = "population",
+    truth: Sequence[float] | None = None,
     intervals: bool = True,
 ) -> ReplayResult:
     """Replay sequential evaluation over `orders` seeded orders of the board's items.
@@ -414,9 +437,15 @@ def replay(
         seed: Seed of the orders.
         fixed_orders: Orders on which to search the oracle fixed n (the engine is run up to
             `FIXED_STEPS` times for each).
+        target: "population" (independent-draw CS) or "board" (without replacement); see the
+            module docstring.
+        truth: Per pair (in `pair_list` order), the difference a decision is judged wrong
+            against; None: the full board's difference.
         intervals: Track each pair's CS on a 0.01 grid to report it (slower on big boards).
 
     """
+    if target not in get_args(Target):
+        raise ValueError(f"target must be one of {get_args(Target)}, got {target!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if margin < 0 or orders < 1 or (budget is not None and budget < 1):
@@ -425,8 +454,11 @@ def replay(
     n_models, n_items = board.scores.shape
     budget = n_items if budget is None else min(budget, n_items)
     pairs = pair_list(board.models)
-    full = board.scores[:, None, :] - board.scores[None, :, :]  # (M, M, N)
-    full_diff = np.array([full[i, j].mean() for i, j in pairs])
+    means = board.scores.mean(axis=1)  # (M,)
+    full_diff = np.array([means[i] - means[j] for i, j in pairs])
+    truth_diff = full_diff if truth is None else np.asarray(truth, dtype=float)
+    if truth_diff.shape != full_diff.shape:
+        raise ValueError(f"truth needs one value per pair ({len(pairs)}), got {truth_diff.shape}")
     engine_full = _engine(board, np.arange(n_items), alpha)
     engine = engine_decisions(engine_full, board.models, alpha)
     runs: list[OrderRun] = []
@@ -437,15 +469,15 @@ def replay(
     for r in range(orders):
         order = order_of(n_items, seed, r)
         run = replay_order(board, order, alpha=alpha, margin=margin, budget=budget,
-                           intervals=intervals and r == 0)  # fmt: skip
+                           target=target, intervals=intervals and r == 0)  # fmt: skip
         if r < fixed_orders:
             fixed = oracle_fixed_n(board, order, run, alpha=alpha, margin=margin)
             run = OrderRun(run.model_items, run.resolution, run.items, run.low, run.high, fixed)
         res = np.array(run.resolution)
-        wrong_dir = ((res == "a > b") & (full_diff <= TOL)) | (
-            (res == "b > a") & (full_diff >= -TOL)
+        wrong_dir = ((res == "a > b") & (truth_diff <= TOL)) | (
+            (res == "b > a") & (truth_diff >= -TOL)
         )
-        wrong_eq = (res == "equivalent") & (np.abs(full_diff) > margin + TOL)
+        wrong_eq = (res == "equivalent") & (np.abs(truth_diff) > margin + TOL)
         wrong += wrong_dir | wrong_eq
         any_wrong_direction += bool(wrong_dir.any())
         any_wrong += bool((wrong_dir | wrong_eq).any())
@@ -484,6 +516,7 @@ def replay(
         alpha=alpha,
         margin=margin,
         budget=budget,
+        target=target,
         seed=seed,
         orders=orders,
         queries_used=float(queries.mean()),

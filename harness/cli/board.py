@@ -58,6 +58,14 @@ def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
 @click.option("--orders", type=int, default=1, show_default=True,
               help="Random item orders to replay (spread and wrong-direction rate).")  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the orders.")
+@click.option(
+    "--target",
+    type=click.Choice(["population", "board"]),
+    default="population",
+    show_default=True,
+    help="population: decide about the items' population "
+    "(independent-draw CS); board: about the board's own items (without replacement).",
+)
 @click.option("--json", "json_path", default=None, metavar="FILE",
               help="Also write the result as JSON here ('-' for standard output).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace a --json file the harness did not write.")
@@ -69,6 +77,7 @@ def replay_command(
     budget: int | None,
     orders: int,
     seed: int,
+    target: str,
     json_path: str | None,
     force: bool,
 ) -> None:
@@ -91,8 +100,15 @@ def replay_command(
     if json_path not in (None, "-"):
         out = _output(json_path, "--json", force=force, mark=JSON_MARK)
     board_data = read_board(board_csv)
-    result = replay(board_data, alpha=alpha, margin=margin, budget=budget, orders=orders,
-                    seed=seed)  # fmt: skip
+    result = replay(
+        board_data,
+        alpha=alpha,
+        margin=margin,
+        budget=budget,
+        orders=orders,
+        seed=seed,
+        target=target,
+    )  # type: ignore[arg-type]
     data = {"written_by": JSON_MARK, **result.as_dict()}
     text = json.dumps(data, indent=2, allow_nan=False)
     if json_path == "-":

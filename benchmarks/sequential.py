@@ -1,0 +1,178 @@
+"""Sequential evaluation replayed on boards: queries saved (or not), errors, and where it loses.
+
+For each board it prints what `harness board replay` measures:
+- queries: sequential (mean over orders), the oracle fixed design with the same decisions
+  (models x the smallest prefix at which the fixed-n engine, Holm at alpha, decides alike;
+  a lower bound for any fixed design), and the full board;
+- the ratios fixed / sequential and all / sequential;
+- the share of orders with a wrong direction (against the full board's difference);
+- the pairs by |full-board difference|: how many, how many resolved, the items they took, and
+  how many the full-data engine (Holm) decides, which shows where the method loses;
+- the price of anytime validity: the median ratio over pairs of the CS's width at the full n
+  (independent-draw form, alpha / pairs) to the engine's 95% fixed-n interval width.
+
+Boards:
+- simulated 2PL IRT boards (10-60 models x 200-2,000 items) with item difficulty, item
+  discrimination and model ability, including near-ties (models 0.02 logits apart);
+- the LLMBar judges board (4 judges x 885 items; a judge scores 1 on an item when its verdict,
+  in the unswapped order, agrees with the human label, 0 when it disagrees or gave none), from
+  $HARNESS_DATA_DIR (default ../shared/data).
+
+Usage: python benchmarks/sequential.py [--quick] [--orders R] [--big]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.board.replay import MARGIN, ReplayResult, pair_list, replay
+from harness.board.table import Board
+from harness.stats.compare import compare
+from harness.stats.design import Design
+from harness.stats.sequential import BettingCS, bonferroni_alpha
+
+BINS = (0.0, 0.01, 0.03, 0.05, 0.1, 1.01)
+
+
+def irt_board(models: int, items: int, *, seed: int, near_ties: int, spread: float = 1.0,
+              discrimination: float = 1.0) -> Board:  # fmt: skip
+    """A 2PL board: P(correct) = sigmoid(a_j (theta_i - b_j)).
+
+    Abilities are normal with sd `spread`; `near_ties` models are copies of others' abilities
+    plus 0.02 logits. Difficulty b ~ N(0, 1); discrimination a ~ discrimination * LogNormal(0,
+    0.3).
+    """
+    rng = np.random.default_rng(seed)
+    base = rng.normal(0, spread, models - near_ties)
+    ties = rng.choice(base, near_ties, replace=False) + 0.02
+    theta = np.sort(np.concatenate([base, ties]))
+    b = rng.normal(0, 1, items)
+    a = discrimination * rng.lognormal(0, 0.3, items)
+    p = 1 / (1 + np.exp(-a[None, :] * (theta[:, None] - b[None, :])))
+    scores = (rng.random((models, items)) < p).astype(float)
+    return Board(tuple(f"m{i:02d}" for i in range(models)),
+                 tuple(f"q{j}" for j in range(items)), scores)  # fmt: skip
+
+
+def judges_board(root: Path) -> Board:
+    """LLMBar: a judge is correct on an item when its verdict agrees with the human label."""
+    from harness.validation.llmbar_data import JUDGES, SUBSETS, load_llmbar
+
+    rows: dict[str, list[float]] = {j: [] for j in JUDGES}
+    items: list[str] = []
+    for subset in SUBSETS:
+        for judge in JUDGES:
+            as0 = load_llmbar(subset, judge, str(root), null_as=0)
+            as1 = load_llmbar(subset, judge, str(root), null_as=1)
+            # a null verdict maps to 0 in one load and 1 in the other: never counted correct
+            correct = (as0.judge_verdict == as0.human) & (as1.judge_verdict == as1.human)
+            rows[judge] += correct.astype(float).tolist()
+        items += [f"{subset}/{i}" for i in range(len(as0.human))]
+    models = tuple(sorted(rows))
+    return Board(models, tuple(items), np.array([rows[m] for m in models]))
+
+
+def price(board: Board, alpha: float) -> float:
+    """Median over pairs of (anytime CS width at the full n) / (the engine's 95% width)."""
+    pairs = pair_list(board.models)
+    ia = np.array([i for i, _ in pairs])
+    ib = np.array([j for _, j in pairs])
+    cs = BettingCS(alpha=bonferroni_alpha(alpha, len(pairs)), kind="difference", batch=len(pairs),
+                   grid=np.linspace(-1, 1, 801))  # fmt: skip
+    for t in range(board.scores.shape[1]):
+        col = board.scores[:, t]
+        cs.update(col[ia] - col[ib])
+    low, high = cs.bounds()
+    design = Design(unit="item", score="binary" if board.binary else "bounded", alpha=alpha)
+    comparison = compare(design, board.by_model())
+    ratios = []
+    for p, (i, j) in enumerate(pairs):
+        pe = comparison.pair(board.models[i], board.models[j])
+        if pe is not None and pe.test is not None and pe.test.high > pe.test.low:
+            ratios.append((high[p] - low[p]) / (pe.test.high - pe.test.low))
+    return float(np.median(ratios))
+
+
+def bins_table(board: Board, result: ReplayResult) -> list[str]:
+    """Pairs by |full-board difference|: count, resolved share, items, engine-decided share."""
+    diffs = np.array([abs(p.full_difference) for p in result.pairs])
+    lines = ["    |diff|        pairs  resolved  items(mean)  engine decides  wrong"]
+    for lo, hi in zip(BINS[:-1], BINS[1:], strict=True):
+        sel = [p for p, d in zip(result.pairs, diffs, strict=True) if lo <= d < hi]
+        if not sel:
+            continue
+        resolved = np.mean([p.resolved_share for p in sel])
+        items = np.mean([p.items_mean for p in sel])
+        engine = np.mean([p.engine != "not significant" for p in sel])
+        wrong = sum(p.wrong for p in sel)
+        label = f"[{lo:.2f}, {min(hi, 1):.2f})"
+        lines.append(f"    {label:<13} {len(sel):>5}  {resolved:>8.2f}  {items:>11.0f}  "
+                     f"{engine:>14.2f}  {wrong:>5}")  # fmt: skip
+    return lines
+
+
+def report(name: str, board: Board, *, orders: int, fixed_orders: int, alpha: float) -> None:
+    start = time.perf_counter()
+    result = replay(board, alpha=alpha, orders=orders, fixed_orders=fixed_orders,
+                    intervals=False)  # fmt: skip
+    seconds = time.perf_counter() - start
+    m, n = board.scores.shape
+    used, fixed, full = result.queries_used, result.queries_fixed, result.queries_all
+    counts = {r: sum(p.resolution == r for p in result.pairs)
+              for r in ("a > b", "b > a", "equivalent", "unresolved")}  # fmt: skip
+    print(f"\n{name}: {m} models x {n} items, {len(result.pairs)} pairs, {orders} orders "
+          f"({seconds:.0f} s)")  # fmt: skip
+    print(f"  queries: sequential {used:.0f} (sd {result.queries_used_sd:.0f}), oracle fixed "
+          f"{fixed:.0f} (on {result.fixed_orders} orders), all {full}")  # fmt: skip
+    print(f"  ratio fixed/sequential {fixed / used:.2f}x; all/sequential {full / used:.2f}x")
+    print(
+        f"  first order: {counts['a > b'] + counts['b > a']} directions, "
+        f"{counts['equivalent']} equivalent, {counts['unresolved']} unresolved; the full-"
+        f"data engine decides {sum(p.engine != 'not significant' for p in result.pairs)}"
+    )
+    print(f"  wrong direction: {result.wrong_direction_rate:.3f} of orders (any wrong decision "
+          f"{result.wrong_decision_rate:.3f}); disagreement with the full-data engine "
+          f"{result.disagreement_rate:.3f} of pair-orders")  # fmt: skip
+    print(
+        f"  anytime price: CS width / fixed-n 95% width at the full n, median over pairs "
+        f"{price(board, alpha):.2f}x"
+    )
+    print("\n".join(bins_table(board, result)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="Small boards and few orders.")
+    parser.add_argument("--big", action="store_true", help="Add the 60 x 2,000 board (slow).")
+    parser.add_argument("--orders", type=int, default=None, help="Orders per simulated board.")
+    args = parser.parse_args()
+    alpha = 0.05
+    orders = args.orders or (5 if args.quick else 20)
+    print(f"alpha {alpha} (Bonferroni over the pairs' CSs), margin +/-{MARGIN}, budget: all items")
+    boards = [
+        ("IRT, spread abilities", irt_board(10, 200, seed=1, near_ties=0, spread=1.5)),
+        ("IRT, with near-ties", irt_board(10, 1000, seed=2, near_ties=3)),
+        ("IRT, dense, a >= 1", irt_board(20, 2000, seed=3, near_ties=4, discrimination=1.5)),
+    ]
+    if args.quick:
+        boards = [(n, Board(b.models[:6], b.items[:400], b.scores[:6, :400])) for n, b in boards]
+    if args.big:
+        boards.append(("IRT, 60 models", irt_board(60, 2000, seed=4, near_ties=10)))
+    for name, board in boards:
+        report(name, board, orders=orders, fixed_orders=1 if len(board.models) > 20 else 3,
+               alpha=alpha)  # fmt: skip
+    root = Path(os.environ.get("HARNESS_DATA_DIR", Path(__file__).parents[1] / "../shared/data"))
+    if (root / "judges" / "llmbar").is_dir():
+        report("LLMBar judges", judges_board(root), orders=20 if args.quick else 200,
+               fixed_orders=20, alpha=alpha)  # fmt: skip
+    else:
+        print(f"\nLLMBar judges: no data under {root}/judges/llmbar; set HARNESS_DATA_DIR")
+
+
+if __name__ == "__main__":
+    main()
