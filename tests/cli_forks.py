@@ -80,7 +80,7 @@ def _child(case: dict[str, Any], out: int, err: int) -> None:
 def run_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each case's exit code, output, whether it was killed, and its peak memory."""
     results: list[dict[str, Any] | None] = [None] * len(cases)
-    running: dict[int, tuple[int, float, Any, Any]] = {}  # pid -> (index, deadline, out, err)
+    running: dict[int, tuple[int, float, Any, Any, float]] = {}  # pid -> index, deadline, ...
     todo = list(range(len(cases)))
     while todo or running:
         while todo and len(running) < PARALLEL:
@@ -91,17 +91,18 @@ def run_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
             pid = os.fork()
             if pid == 0:
                 _child(cases[index], out.fileno(), err.fileno())
-            deadline = time.monotonic() + float(cases[index].get("timeout", 120))
-            running[pid] = (index, deadline, out, err)
+            started = time.monotonic()
+            deadline = started + float(cases[index].get("timeout", 120))
+            running[pid] = (index, deadline, out, err, started)
         pid, status, usage = os.wait4(-1, os.WNOHANG)
         if pid == 0:
             time.sleep(0.02)
-            for child, (index, deadline, _, _) in running.items():
+            for child, (index, deadline, *_) in running.items():
                 if time.monotonic() > deadline and results[index] is None:
                     results[index] = {"timed_out": True}
                     os.kill(child, signal.SIGKILL)
             continue
-        index, _, out, err = running.pop(pid)
+        index, _, out, err, started = running.pop(pid)
         out.seek(0)
         err.seek(0)
         killed = results[index] is not None
@@ -111,6 +112,7 @@ def run_cases(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "stderr": err.read().decode("utf-8", "replace"),
             "timed_out": killed,
             "maxrss_kb": usage.ru_maxrss,
+            "seconds": round(time.monotonic() - started, 2),  # for finding slow cases, not a test
         }
         out.close()
         err.close()

@@ -1,16 +1,16 @@
 """Careless input, as a user types it: one line on stderr, exit 2, no traceback, the input named.
 
-Each case runs the real command in a subprocess. `{tmp}` and `{data}` in an argument are the
+Each case runs the real command in a process of its own, forked by `tests.cli_forks` from one
+that imported the CLI once. `{tmp}` and `{data}` in an argument are the
 test's scratch folder (with the bad files made below) and the shipped data folder.
 """
 
 import os
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.test_careless_input_two import run_forked
 
 # (arguments, a word the one line must contain: it names the input or the fix)
 # fmt: off
@@ -133,33 +133,35 @@ def _files(tmp: Path, data: Path) -> None:
     )
 
 
-def _run(args: list[str], tmp: Path, data: Path) -> subprocess.CompletedProcess:
-    filled = [a.replace("{tmp}", str(tmp)).replace("{data}", str(data)) for a in args]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HARNESS_DATA_DIR": str(data)}
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", *filled],
-        capture_output=True, text=True, timeout=300, cwd=tmp, env=env,
-    )  # fmt: skip
-
-
 def test_every_careless_input_is_one_line_and_exit_2(tmp_path, data_dir):
     _files(tmp_path, Path(data_dir))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda c: _run(c[0], tmp_path, Path(data_dir)), CASES))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HARNESS_DATA_DIR": str(data_dir)}
+    specs = []
+    for i, (args, _) in enumerate(CASES):
+        cwd = tmp_path / f"cwd{i}"  # each case its own folder: no case sees another's logs
+        cwd.mkdir()
+        filled = [a.replace("{tmp}", str(tmp_path)).replace("{data}", str(data_dir)) for a in args]
+        specs.append({"args": filled, "cwd": str(cwd), "env": env, "timeout": 300})
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    results = run_forked(specs, runner)
     failures = []
     for (args, needle), proc in zip(CASES, results, strict=True):
-        lines = [line for line in proc.stderr.splitlines() if line.strip()]
+        stderr = proc.get("stderr", "")
+        lines = [line for line in stderr.splitlines() if line.strip()]
         problems = []
-        if proc.returncode != 2:
-            problems.append(f"exit {proc.returncode}")
-        if "Traceback" in proc.stderr:
+        if proc.get("timed_out"):
+            problems.append("hung (killed)")
+        if proc.get("rc") != 2:
+            problems.append(f"exit {proc.get('rc')}")
+        if "Traceback" in stderr:
             problems.append("traceback")
         if len(lines) != 1:
             problems.append(f"{len(lines)} stderr lines")
         elif not lines[0].startswith("harness: error: ") or needle not in lines[0]:
             problems.append(f"line {lines[0]!r} lacks {needle!r}")
         if problems:
-            failures.append(f"{' '.join(args)}: {', '.join(problems)}: {proc.stderr[-300:]!r}")
+            failures.append(f"{' '.join(args)}: {', '.join(problems)}: {stderr[-300:]!r}")
     assert not failures, f"{len(failures)} of {len(CASES)} cases:\n" + "\n".join(failures)
 
 

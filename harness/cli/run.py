@@ -23,7 +23,7 @@ from harness.cli.eval_checks import (
 )
 from harness.cli.typed_args import typed
 from harness.errors import HarnessUsageError
-from harness.paths import writable_dir
+from harness.paths import cache_dir, writable_dir
 from harness.report.scores import SummaryRow
 from harness.suites.catalog import Suite, get_suite
 
@@ -226,6 +226,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         raise HarnessUsageError(f"--limit must be at least 1, got {req.limit}")
     suite = get_suite(req.suite)
     writable_dir(req.log_dir, "--log-dir")
+    cache_dir()  # a HARNESS_CACHE_DIR that cannot be a folder is named before any work
     specs = req.models or ((suite.default_model,) if suite.default_model else ())
     if not specs:
         raise HarnessUsageError(f"suite '{suite.name}' needs --model, for example local/tiny-arith")

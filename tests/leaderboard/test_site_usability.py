@@ -58,7 +58,9 @@ def test_hostile_scores_and_a_300_character_model_are_left_out_or_shown_not_fata
     from inspect_ai.log import read_eval_log, write_eval_log
 
     log = read_eval_log(str(hostile))
-    for sample, value in zip(log.samples or [], [{"judge": "x"}, "null", 1e308, -1e308], strict=False):
+    for sample, value in zip(
+        log.samples or [], [{"judge": "x"}, "null", 1e308, -1e308], strict=False
+    ):
         for score in sample.scores.values():
             score.value = value  # type: ignore[assignment]
     write_eval_log(log, str(hostile))

@@ -330,13 +330,13 @@ def instance_from_dict(data: Any) -> BenchmarkInstance:
 
 def load_instance(path: str | Path) -> BenchmarkInstance:
     """One instance file; a usage error names the file and the field."""
+    from harness.bounded_json import JsonInputError, load_file
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as ex:
-        raise HarnessUsageError(f"{path}: cannot read it ({ex})") from None
-    except json.JSONDecodeError as ex:
-        raise HarnessUsageError(f"{path}: not JSON ({ex.msg}, line {ex.lineno})") from None
+    try:  # a FIFO never blocks; size, depth and UTF-8 are checked before parsing
+        data = load_file(path)
+    except JsonInputError as ex:
+        raise HarnessUsageError(str(ex)) from None
     try:
         return instance_from_dict(data)
     except HarnessUsageError as ex:

@@ -61,16 +61,17 @@ def load_seeds(path: str | Path) -> list[SeedData]:
     path = Path(path)
     if not path.is_file():
         raise HarnessUsageError(f"--seeds {path}: no such file")
+    from harness.bounded_json import JsonInputError, iter_lines
+
     seeds: list[SeedData] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            seeds.append(build(SeedData, json.loads(line)))
-        except json.JSONDecodeError as ex:
-            raise HarnessUsageError(f"{path}: line {number}: not JSON ({ex.msg})") from None
-        except HarnessUsageError as ex:
-            raise HarnessUsageError(f"{path}: line {number}: {ex}") from None
+    try:  # size, depth and UTF-8 checked before each line is parsed
+        for number, item in iter_lines(path):
+            try:
+                seeds.append(build(SeedData, item))
+            except HarnessUsageError as ex:
+                raise HarnessUsageError(f"{path}: line {number}: {ex}") from None
+    except JsonInputError as ex:
+        raise HarnessUsageError(f"--seeds {ex}") from None
     if not seeds:
         raise HarnessUsageError(f"{path}: the seed file is empty; write one JSON seed a line")
     ids = [s.id for s in seeds]
