@@ -49,7 +49,7 @@ CASES = [
     (["eval", "--suite", "iwg", "-T", "instances={executor}"], "unknown executor 'oracle'"),
     (["eval", "--suite", "iwg", "-T", "instances={notjson}"], "notjson.json"),
     (["eval", "--suite", "iwg", "-T", "instances={emptydir}"], "no instance files"),
-    (["eval", "--suite", "iwg", "-T", "n=0"], "n must be"),
+    (["eval", "--suite", "iwg", "-T", "n=0"], "-T n=0"),
     (["eval", "--suite", "iwg", "-T", "embedder=bert"], "embedder"),
     (["eval", "--suite", "iwg", "--model", "iwg/nope"], "iwg/perfect"),
     (["iwg", "synthesize", "--seeds", "{empty}", *SYNTH, "-o", "{tmp}/o"], "empty"),

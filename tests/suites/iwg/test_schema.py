@@ -83,7 +83,7 @@ def test_bad_instances_name_the_file_and_the_field(tmp_path):
     msg = _bad(tmp_path, lambda d: d["gold_agent_sequence"].pop())
     assert "gold_agent_sequence" in msg
     (tmp_path / "bad.json").write_text("{nope")
-    with pytest.raises(HarnessUsageError, match="not JSON"):
+    with pytest.raises(HarnessUsageError, match="bad.json: not valid JSON"):
         load_instance(tmp_path / "bad.json")
 
 
