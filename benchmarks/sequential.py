@@ -18,7 +18,7 @@ Boards:
   in the unswapped order, agrees with the human label, 0 when it disagrees or gave none), from
   $HARNESS_DATA_DIR (default ../shared/data).
 
-Usage: python benchmarks/sequential.py [--quick] [--orders R] [--big]
+Usage: python benchmarks/sequential.py [--quick] [--orders R] [--big] [--write-judges CSV]
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
 
 from harness.board.replay import MARGIN, ReplayResult, pair_list, replay
-from harness.board.table import Board
+from harness.board.table import Board, write_board
 from harness.stats.compare import compare
 from harness.stats.design import Design
 from harness.stats.sequential import BettingCS, bonferroni_alpha
@@ -40,12 +41,13 @@ BINS = (0.0, 0.01, 0.03, 0.05, 0.1, 1.01)
 
 
 def irt_board(models: int, items: int, *, seed: int, near_ties: int, spread: float = 1.0,
-              discrimination: float = 1.0) -> Board:  # fmt: skip
-    """A 2PL board: P(correct) = sigmoid(a_j (theta_i - b_j)).
+              discrimination: float = 1.0) -> tuple[Board, np.ndarray]:  # fmt: skip
+    """A 2PL board, P(correct) = sigmoid(a_j (theta_i - b_j)), and each pair's true difference.
 
     Abilities are normal with sd `spread`; `near_ties` models are copies of others' abilities
     plus 0.02 logits. Difficulty b ~ N(0, 1); discrimination a ~ discrimination * LogNormal(0,
-    0.3).
+    0.3). The true difference of a pair is its expectation over the item distribution
+    (200,000 fresh items).
     """
     rng = np.random.default_rng(seed)
     base = rng.normal(0, spread, models - near_ties)
@@ -55,8 +57,13 @@ def irt_board(models: int, items: int, *, seed: int, near_ties: int, spread: flo
     a = discrimination * rng.lognormal(0, 0.3, items)
     p = 1 / (1 + np.exp(-a[None, :] * (theta[:, None] - b[None, :])))
     scores = (rng.random((models, items)) < p).astype(float)
-    return Board(tuple(f"m{i:02d}" for i in range(models)),
-                 tuple(f"q{j}" for j in range(items)), scores)  # fmt: skip
+    b_pop = rng.normal(0, 1, 200_000)
+    a_pop = discrimination * rng.lognormal(0, 0.3, 200_000)
+    mean = np.array([np.mean(1 / (1 + np.exp(-a_pop * (t - b_pop)))) for t in theta])  # (M,)
+    truth = np.array([mean[i] - mean[j] for i, j in combinations(range(models), 2)])
+    board = Board(tuple(f"m{i:02d}" for i in range(models)),
+                  tuple(f"q{j}" for j in range(items)), scores)  # fmt: skip
+    return board, truth
 
 
 def judges_board(root: Path) -> Board:
@@ -116,17 +123,19 @@ def bins_table(board: Board, result: ReplayResult) -> list[str]:
     return lines
 
 
-def report(name: str, board: Board, *, orders: int, fixed_orders: int, alpha: float) -> None:
+def report(name: str, board: Board, truth: np.ndarray | None, *, orders: int,
+           fixed_orders: int, alpha: float, target: str) -> None:  # fmt: skip
     start = time.perf_counter()
     result = replay(board, alpha=alpha, orders=orders, fixed_orders=fixed_orders,
-                    intervals=False)  # fmt: skip
+                    intervals=False, target=target,  # type: ignore[arg-type]
+                    truth=truth if target == "population" else None)  # fmt: skip
     seconds = time.perf_counter() - start
     m, n = board.scores.shape
     used, fixed, full = result.queries_used, result.queries_fixed, result.queries_all
     counts = {r: sum(p.resolution == r for p in result.pairs)
               for r in ("a > b", "b > a", "equivalent", "unresolved")}  # fmt: skip
-    print(f"\n{name}: {m} models x {n} items, {len(result.pairs)} pairs, {orders} orders "
-          f"({seconds:.0f} s)")  # fmt: skip
+    print(f"\n{name}, target {target}: {m} models x {n} items, {len(result.pairs)} pairs, "
+          f"{orders} orders ({seconds:.0f} s)")  # fmt: skip
     print(f"  queries: sequential {used:.0f} (sd {result.queries_used_sd:.0f}), oracle fixed "
           f"{fixed:.0f} (on {result.fixed_orders} orders), all {full}")  # fmt: skip
     print(f"  ratio fixed/sequential {fixed / used:.2f}x; all/sequential {full / used:.2f}x")
@@ -138,10 +147,11 @@ def report(name: str, board: Board, *, orders: int, fixed_orders: int, alpha: fl
     print(f"  wrong direction: {result.wrong_direction_rate:.3f} of orders (any wrong decision "
           f"{result.wrong_decision_rate:.3f}); disagreement with the full-data engine "
           f"{result.disagreement_rate:.3f} of pair-orders")  # fmt: skip
-    print(
-        f"  anytime price: CS width / fixed-n 95% width at the full n, median over pairs "
-        f"{price(board, alpha):.2f}x"
-    )
+    against = "population's" if truth is not None and target == "population" else "board's"
+    print(f"  (wrong: against the {against} difference; bins below: |board difference|)")
+    if target == "population":  # the price of the independent-draw CS the engine is beside
+        print(f"  anytime price: CS width / fixed-n 95% width at the full n, median over pairs "
+              f"{price(board, alpha):.2f}x")  # fmt: skip
     print("\n".join(bins_table(board, result)))
 
 
@@ -150,7 +160,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="Small boards and few orders.")
     parser.add_argument("--big", action="store_true", help="Add the 60 x 2,000 board (slow).")
     parser.add_argument("--orders", type=int, default=None, help="Orders per simulated board.")
+    parser.add_argument("--write-judges", metavar="CSV", default=None,
+                        help="Only write the LLMBar judges board CSV.")  # fmt: skip
     args = parser.parse_args()
+    root = Path(os.environ.get("HARNESS_DATA_DIR", Path(__file__).parents[1] / "../shared/data"))
+    if args.write_judges:
+        if Path(args.write_judges).exists():
+            raise SystemExit(f"{args.write_judges} exists; name a new file")
+        write_board(judges_board(root), Path(args.write_judges))
+        return
     alpha = 0.05
     orders = args.orders or (5 if args.quick else 20)
     print(f"alpha {alpha} (Bonferroni over the pairs' CSs), margin +/-{MARGIN}, budget: all items")
@@ -160,16 +178,21 @@ def main() -> None:
         ("IRT, dense, a >= 1", irt_board(20, 2000, seed=3, near_ties=4, discrimination=1.5)),
     ]
     if args.quick:
-        boards = [(n, Board(b.models[:6], b.items[:400], b.scores[:6, :400])) for n, b in boards]
+        boards = [
+            ("IRT, spread abilities", irt_board(6, 200, seed=1, near_ties=0, spread=1.5)),
+            ("IRT, with near-ties", irt_board(6, 400, seed=2, near_ties=2)),
+        ]
     if args.big:
         boards.append(("IRT, 60 models", irt_board(60, 2000, seed=4, near_ties=10)))
-    for name, board in boards:
-        report(name, board, orders=orders, fixed_orders=1 if len(board.models) > 20 else 3,
-               alpha=alpha)  # fmt: skip
-    root = Path(os.environ.get("HARNESS_DATA_DIR", Path(__file__).parents[1] / "../shared/data"))
+    for name, (board, truth) in boards:
+        for target in ("population", "board"):
+            report(name, board, truth, orders=orders, alpha=alpha, target=target,
+                   fixed_orders=1 if len(board.models) > 20 else 3)  # fmt: skip
     if (root / "judges" / "llmbar").is_dir():
-        report("LLMBar judges", judges_board(root), orders=20 if args.quick else 200,
-               fixed_orders=20, alpha=alpha)  # fmt: skip
+        judges = judges_board(root)
+        for target in ("population", "board"):
+            report("LLMBar judges", judges, None, orders=20 if args.quick else 200,
+                   fixed_orders=20, alpha=alpha, target=target)  # fmt: skip
     else:
         print(f"\nLLMBar judges: no data under {root}/judges/llmbar; set HARNESS_DATA_DIR")
 

@@ -246,8 +246,8 @@ def _wrong_rate(orders: int, target: str) -> float:
 
 @pytest.mark.parametrize("target", ["population", "board"])
 def test_wrong_directions_are_rare_over_orders(target: str) -> None:
-    """Near-ties included; the family-wise wrong-direction rate stays <= alpha (30 orders)."""
-    assert _wrong_rate(30, target) <= 0.05
+    """Near-ties included; the family-wise wrong-direction rate stays <= alpha (20 orders)."""
+    assert _wrong_rate(20, target) <= 0.05
 
 
 @pytest.mark.long

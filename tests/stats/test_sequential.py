@@ -257,10 +257,10 @@ def test_e_bh_against_a_hand_count() -> None:
 def test_bonferroni_family_covers_simultaneously() -> None:
     """Ten pairs, each CS at alpha / 10, stopped when all exclude 0 or at n_max: all cover."""
     rng = np.random.default_rng(11)
-    reps, k, n_max = 200, 10, 200
+    reps, k, n_max = 200, 10, 150
     deltas = np.linspace(-0.2, 0.2, k)
     cs = BettingCS(batch=reps * k, kind="difference", alpha=bonferroni_alpha(0.05, k),
-                   grid=np.linspace(-1, 1, 201))  # fmt: skip
+                   grid=np.linspace(-1, 1, 41))  # fmt: skip
     truth = np.tile(deltas, reps)
 
     def draw(t: int) -> np.ndarray:
