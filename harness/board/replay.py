@@ -41,7 +41,7 @@ What it is compared with:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Literal, get_args
@@ -425,6 +425,7 @@ def replay(
     target: Target = "population",
     truth: Sequence[float] | None = None,
     intervals: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> ReplayResult:
     """Replay sequential evaluation over `orders` seeded orders of the board's items.
 
@@ -442,6 +443,7 @@ def replay(
         truth: Per pair (in `pair_list` order), the difference a decision is judged wrong
             against; None: the full board's difference.
         intervals: Track each pair's CS on a 0.01 grid to report it (slower on big boards).
+        progress: Called with the number of orders done after each one.
 
     """
     if target not in get_args(Target):
@@ -483,6 +485,8 @@ def replay(
         any_wrong += bool((wrong_dir | wrong_eq).any())
         disagree += sum(_why(s, e) is not None for s, e in zip(run.resolution, engine, strict=True))
         runs.append(run)
+        if progress is not None:
+            progress(r + 1)
     first = runs[0]
     outcomes = []
     disagreements = []

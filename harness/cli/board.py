@@ -84,6 +84,9 @@ def replay_command(
     """Replay sequential evaluation on BOARD.csv (long: model,item,score in [0, 1])."""
     import math
 
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     from harness.board.replay import MARGIN, replay
     from harness.board.table import read_board
 
@@ -100,15 +103,13 @@ def replay_command(
     if json_path not in (None, "-"):
         out = _output(json_path, "--json", force=force, mark=JSON_MARK)
     board_data = read_board(board_csv)
-    result = replay(
-        board_data,
-        alpha=alpha,
-        margin=margin,
-        budget=budget,
-        orders=orders,
-        seed=seed,
-        target=target,
-    )  # type: ignore[arg-type]
+    with Progress(TextColumn("replaying orders"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True,
+                  disable=orders < 2) as bar:  # fmt: skip
+        task = bar.add_task("orders", total=orders)
+        result = replay(board_data, alpha=alpha, margin=margin, budget=budget, orders=orders,
+                        seed=seed, target=target,  # type: ignore[arg-type]
+                        progress=lambda done: bar.update(task, completed=done))  # fmt: skip
     data = {"written_by": JSON_MARK, **result.as_dict()}
     text = json.dumps(data, indent=2, allow_nan=False)
     if json_path == "-":
