@@ -143,3 +143,57 @@ def test_malformed_replay_file_is_one_line_exit_2(tmp_path):
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert "bad.jsonl line 2" in line
+
+
+@pytest.mark.long  # two inspect processes and an eval: about 20 s on 2 cores
+def test_inspect_score_and_eval_retry_with_the_flags_that_work_on_our_logs(tmp_path):
+    """inspect's own commands on a harness log, as the README says to run them.
+
+    `inspect score LOG` asks overwrite-or-append at a prompt and aborts without a terminal;
+    `--action append --output-file F` runs unattended. `inspect eval-retry LOG` writes to
+    ./logs of the current folder; `--log-dir` puts the retry where it is wanted.
+    """
+    from inspect_ai.log import EvalError, read_eval_log, write_eval_log
+
+    from harness.cli.run import EvalRequest, run_eval
+
+    logs = tmp_path / "logs"
+    ok, _ = run_eval(
+        EvalRequest(suite="arith", models=("scripted/x",), limit=2, log_dir=str(logs),
+                    model_args={"answer": "1"}, display="none")
+    )  # fmt: skip
+    assert ok
+    [log] = logs.glob("*.eval")
+    crashed = read_eval_log(str(log))
+    crashed.status = "error"
+    crashed.error = EvalError(message="crash", traceback="", traceback_ansi="")
+    write_eval_log(crashed, str(tmp_path / "crashed.eval"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    inspect = str(Path(sys.executable).parent / "inspect")
+    env = {**os.environ, "INSPECT_LOG_DIR": ""}
+    runs = {
+        "append": [inspect, "score", str(log), "--action", "append", "--output-file",
+                   str(tmp_path / "scored.eval"), "--display", "none"],
+        "retry": [inspect, "eval-retry", str(tmp_path / "crashed.eval"), "--log-dir",
+                  str(tmp_path / "retried"), "--display", "none"],
+    }  # fmt: skip
+    started = {
+        k: subprocess.Popen(cmd, cwd=elsewhere, stdin=subprocess.DEVNULL, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for k, cmd in runs.items()
+    }  # fmt: skip
+    done = {
+        k: (p.wait(timeout=300), p.stdout.read() if p.stdout else "") for k, p in started.items()
+    }
+    assert done["append"][0] == 0, done["append"][1]
+    scored = read_eval_log(str(tmp_path / "scored.eval"))
+    assert scored.status == "success" and scored.samples
+    assert done["retry"][0] == 0, done["retry"][1]
+    assert len(list((tmp_path / "retried").glob("*.eval"))) == 1
+    assert not list(elsewhere.rglob("*.eval"))  # not in ./logs of the current folder
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["report", str(tmp_path / "retried"), "-o", str(tmp_path / "r.md")]
+    )
+    assert result.exit_code == 0, result.output
