@@ -121,6 +121,7 @@ def test_cli_replay_json_keys_and_text(tmp_path: Path) -> None:
         ([], "model,item,score\na,q1,1\nb,q2,1\n", "model 'a' has no score for item 'q2'"),
         ([], "model,item,score\na,q1,1\n", "1 model(s); a board needs two or more"),
         ([], b"model,item,score\na,q1,1\nb,\xff\xfe,1\n", "not UTF-8"),
+        ([], "model,item,score\na,q1,1\nb," + "x" * (2 << 20) + ",1\n", "line 3: longer than"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -194,6 +195,11 @@ def test_export_reads_unit_means_of_one_group(
     board = read_board(str(out))
     assert board.models == ("a", "b") and board.items == ("q0", "q1", "q2")
     np.testing.assert_array_equal(board.scores, [[0.5, 0.5, 0.5], [1, 1, 1]])
+    log = tmp_path / "run.eval"
+    log.write_bytes(b"PK\x03\x04")
+    res = CliRunner().invoke(main, [*args[:3], "-o", str(log), "--task", "t", "--force"])
+    assert res.exit_code == 2 and "never replaced" in res.output, res.output
+    assert log.read_bytes() == b"PK\x03\x04"
     records[2] = _record("b", [1, 3, 1])
     res = CliRunner().invoke(main, [*args, "--task", "t", "--force"])
     assert res.exit_code == 2 and "outside [0, 1]" in res.output, res.output

@@ -13,15 +13,17 @@ import csv
 import math
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
 from harness.errors import HarnessUsageError
 
 COLUMNS = ("model", "item", "score")
+MAX_LINE = 1 << 20  # characters in one row
 MAX_FIELD = 64 << 10  # a model or item name; csv's own default is 128 KiB
 MAX_CELLS = 20_000_000  # 60 models x 300k items; the matrix is 160 MB of float64
 
@@ -80,6 +82,19 @@ def _score(text: str, where: str) -> float:
     return value
 
 
+def _lines(f: TextIO, path: str) -> Iterator[str]:
+    """The file's lines, each read with a cap, so one huge line cannot fill memory."""
+    number = 0
+    while True:
+        line = f.readline(MAX_LINE + 1)
+        number += 1
+        if not line:
+            return
+        if len(line) > MAX_LINE:
+            raise HarnessUsageError(f"{path} line {number}: longer than {MAX_LINE:,} characters")
+        yield line
+
+
 def read_board(path: str) -> Board:
     """Read a long `model,item,score` CSV into a full board.
 
@@ -97,7 +112,7 @@ def read_board(path: str) -> Board:
     line = 1
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
-            reader = csv.reader(f)
+            reader = csv.reader(_lines(f, path))
             header = next(reader, None)
             if header is None:
                 raise HarnessUsageError(f"{path} is empty; it needs a header model,item,score")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from harness.errors import HarnessUsageError, exit_on_usage_error
+from harness.output_paths import is_log
 
 JSON_MARK = "harness board replay"
 
@@ -35,6 +36,9 @@ def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
         raise HarnessUsageError(f"{what} '{path}' cannot be used ({ex.strerror})") from None
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise HarnessUsageError(f"{what} '{path}' is not a regular file; name a file")
+    if info is not None and is_log(out):
+        raise HarnessUsageError(f"{what} '{path}' is an inspect log, which is never replaced; "
+                                "name another file")  # fmt: skip
     if info is not None and not force:
         with open(out, "rb") as f:
             head = f.read(200)
