@@ -4,13 +4,14 @@ The procedure, for one seeded order of the items (the same order for every model
 paired):
 
 1. Item t is asked of every model still being queried.
-2. Each pair (a, b) keeps a betting confidence sequence for the mean of a - b
-   (`harness.stats.sequential.BettingCS`) at level alpha / k for k pairs (Bonferroni over
-   confidence sequences), so all k cover at once, at every item count, with probability
-   >= 1 - alpha.
+2. Each pair (a, b) keeps a betting confidence sequence for the mean of a - b at level
+   alpha / k for k pairs (Bonferroni over confidence sequences), so all k cover at once, at
+   every item count, with probability >= 1 - alpha.
 3. A pair is resolved when its CS excludes 0 ("a > b" or "b > a") or lies inside [-margin,
    margin] ("equivalent"); a direction is read first. A resolved pair takes no more items.
 4. A model stops being asked when every pair it is in is resolved, or at the budget.
+
+Steps 2-4 are `harness.board.family.PairFamily`, which a live run can use as items come back.
 
 What the mean is (`target`):
 - "population" (the default): the items are a random sample from a population of items, and
@@ -48,17 +49,15 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from harness.board.family import PairFamily, Resolution
 from harness.board.table import Board
 from harness.stats.compare import Comparison, clean_json, compare
 from harness.stats.design import Design
-from harness.stats.sequential import BettingCS, bonferroni_alpha
 
-Resolution = Literal["a > b", "b > a", "equivalent", "unresolved"]
 Target = Literal["population", "board"]
 MARGIN = 0.05  # default equivalence margin, on the score scale (5 points of accuracy)
 FIXED_STEPS = 20  # prefix sizes tried for the oracle fixed n
 FIXED_ORDERS = 3  # orders on which the oracle fixed n is searched (the engine is slow)
-GRID = 201  # CS grid on [-1, 1] for the reported intervals: a resolution of 0.01
 TOL = 8 * np.finfo(float).eps
 
 
@@ -293,57 +292,21 @@ def replay_order(
     intervals: bool = True,
 ) -> OrderRun:
     """Run the procedure on one order of the items (see the module docstring)."""
-    pairs = pair_list(board.models)
-    ia = np.array([i for i, _ in pairs])
-    ib = np.array([j for _, j in pairs])
-    k = len(pairs)
     n_items = board.scores.shape[1]
-    decision = sorted({-1.0, 1.0, 0.0, -margin, margin})
-    grid = np.union1d(np.linspace(-1, 1, GRID), decision) if intervals else np.array(decision)
-    population = n_items if target == "board" else None
-    cs = BettingCS(alpha=bonferroni_alpha(alpha, k), kind="difference", population=population,
-                   batch=k, grid=grid)  # fmt: skip
-    resolution = np.array(["unresolved"] * k, dtype=object)
-    items = np.full(k, min(budget, n_items))
-    low_at = np.full(k, math.nan)
-    high_at = np.full(k, math.nan)
-    open_ = np.ones(k, bool)
-    model_items = np.full(len(board.models), min(budget, n_items))
-    model_open = np.ones(len(board.models), bool)
+    family = PairFamily(board.models, alpha=alpha, margin=margin, budget=budget,
+                        population=n_items if target == "board" else None,
+                        intervals=intervals)  # fmt: skip
     for t in range(min(budget, n_items)):
-        column = board.scores[:, order[t]]  # (M,)
-        cs.update(column[ia] - column[ib], mask=open_)
-        low, high = cs.bounds()
-        above_zero, below_zero = cs.rejects(0.0)
-        above_low, _ = cs.rejects(-margin)
-        _, below_high = cs.rejects(margin)
-        up = open_ & above_zero
-        down = open_ & below_zero & ~up
-        same = open_ & ~up & ~down & above_low & below_high
-        now = up | down | same
-        resolution[up], resolution[down], resolution[same] = "a > b", "b > a", "equivalent"
-        items[now] = t + 1
-        low_at[now], high_at[now] = low[now], high[now]
-        open_ &= ~now
-        still = np.zeros(len(board.models), bool)
-        still[ia[open_]] = True
-        still[ib[open_]] = True
-        done = model_open & ~still
-        model_items[done] = t + 1
-        model_open &= still
-        if not model_open.any():
+        family.observe_row(board.scores[:, order[t]])
+        if not family.active():
             break
-    if open_.any():
-        low, high = cs.bounds()
-        low_at[open_], high_at[open_] = low[open_], high[open_]
-    if not intervals:
-        low_at[:], high_at[:] = math.nan, math.nan
+    states = family.states()
     return OrderRun(
-        model_items=tuple(int(v) for v in model_items),
-        resolution=tuple(str(r) for r in resolution),  # type: ignore[misc]
-        items=tuple(int(v) for v in items),
-        low=tuple(float(v) for v in low_at),
-        high=tuple(float(v) for v in high_at),
+        model_items=tuple(family.model_items().values()),
+        resolution=tuple(s.resolution for s in states),
+        items=tuple(s.items for s in states),
+        low=tuple(s.low for s in states),
+        high=tuple(s.high for s in states),
     )
 
 
