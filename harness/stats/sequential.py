@@ -152,7 +152,7 @@ class BettingCS:
         kind: "mean" or "difference".
         population: The number of items when drawing without replacement from a finite set
             (the CS is then for the mean of those items); None for independent draws.
-        batch: The number of independent sequences (0: a single one, read as scalars).
+        batch: The number of independent sequences (0 or 1: a single one).
         grid: Candidate values on the kind's scale, sorted; default 1001 evenly spaced.
 
     Notes:
@@ -182,7 +182,6 @@ class BettingCS:
         self.alpha = alpha
         self.kind: Kind = kind
         self.population = population
-        self._scalar = batch == 0
         size = max(batch, 1)
         values = np.linspace(*self.domain, GRID) if grid is None else np.asarray(grid, float)
         if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
@@ -193,7 +192,7 @@ class BettingCS:
         self.grid = values  # (G,) on the kind's scale
         self._m = self._to_unit(values)  # (G,) the same candidates as means in [0, 1]
         self._sum = np.zeros(size)  # (B,) sum of observations (on the [0, 1] scale)
-        self._var_sum = np.zeros(size)  # (B,) sum of (X_i - mu_hat_{i-1})^2
+        self._var_sum = np.zeros(size)  # (B,) sum of (X_i - mu_hat_i)^2
         self._count = np.zeros(size, dtype=np.int64)  # (B,) observations per sequence
         self._log_up = np.zeros((size, values.size))  # (B, G) log K+
         self._log_down = np.zeros((size, values.size))  # (B, G) log K-
@@ -248,8 +247,10 @@ class BettingCS:
         else:
             left = (self.population - counts)[:, None]  # (B, 1) items not yet drawn
             mu = (self.population * self._m[None, :] - self._sum[:, None]) / left  # (B, G)
-        impossible_low = mu < 0.0  # the undrawn items would need a negative mean
-        impossible_high = mu > 1.0
+        # rounding in N m - S is ~eps N; only a mean clearly outside [0, 1] is impossible
+        slack = 8 * np.finfo(float).eps * (self.population or 1)
+        impossible_low = mu < -slack  # the undrawn items would need a negative mean
+        impossible_high = mu > 1.0 + slack
         mu_c = np.clip(mu, 0.0, 1.0)
         with np.errstate(divide="ignore"):
             cap_up = np.where(mu_c > 0, TRUNCATION / mu_c, np.inf)
@@ -295,6 +296,24 @@ class BettingCS:
             low = np.where(done, np.maximum(low, self.grid[below]), low)
             high = np.where(done, np.minimum(high, self.grid[above]), high)
         return low, high
+
+    def rejects(self, value: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per sequence, whether the CS lies above `value`, and whether it lies below it.
+
+        `value` must be a grid point. Above: every candidate <= value has been rejected (the
+        mean is > value); below: every candidate >= value has. Once a finite population is
+        seen in full, the known mean decides.
+        """
+        j = self._null_index(value)
+        above = self._below >= j
+        below = self._above <= j
+        if self.population is not None:
+            done = self._count >= self.population
+            mean = np.asarray(self._from_unit(self._sum / self.population))
+            tol = 8 * np.finfo(float).eps
+            above = np.where(done, mean > value + tol, above)
+            below = np.where(done, mean < value - tol, below)
+        return above, below
 
     def estimates(self) -> np.ndarray:
         """Per sequence, the sample mean on the kind's scale (nan before any observation)."""
