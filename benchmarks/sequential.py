@@ -86,11 +86,14 @@ def judges_board(root: Path) -> Board:
 
 def price(board: Board, alpha: float) -> float:
     """Median over pairs of (anytime CS width at the full n) / (the engine's 95% width)."""
-    pairs = pair_list(board.models)
+    every = pair_list(board.models)
+    pairs = every  # up to 300 pairs, evenly spread, each at alpha / (all pairs)
+    if len(every) > 300:
+        pairs = [every[i] for i in np.linspace(0, len(every) - 1, 300).astype(int)]
     ia = np.array([i for i, _ in pairs])
     ib = np.array([j for _, j in pairs])
-    cs = BettingCS(alpha=bonferroni_alpha(alpha, len(pairs)), kind="difference", batch=len(pairs),
-                   grid=np.linspace(-1, 1, 801))  # fmt: skip
+    cs = BettingCS(alpha=bonferroni_alpha(alpha, len(every)), kind="difference",
+                   batch=len(pairs), grid=np.linspace(-1, 1, 801))  # fmt: skip
     for t in range(board.scores.shape[1]):
         col = board.scores[:, t]
         cs.update(col[ia] - col[ib])
