@@ -33,6 +33,8 @@ capital max(theta K+, (1 - theta) K-) has stayed below 1/alpha (a running inters
   bounded mean the CS runs on, and the interval is mapped back.
 - An anytime p-value for H0: mean = m0 is 1 / max_{s <= t} E_s(m0), with E the hedged capital
   theta K+ + (1 - theta) K- (a test martingale, so E at a stopping time is an e-value).
+- The capital equals that of the authors' package, confseq 0.0.11 (`betting_mart` with
+  `trunc_scale=0.75`), to rounding; tests/stats/test_sequential.py pins its values.
 - Families: each of k pairs gets its CS at alpha / k (Bonferroni over confidence sequences).
   Then every CS covers at once, at any stopping time, with probability >= 1 - alpha, so every
   decision read from them (direction, equivalence within a margin) is right simultaneously.

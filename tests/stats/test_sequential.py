@@ -231,6 +231,34 @@ def test_without_replacement_collapses_to_the_population_mean() -> None:
         cs.update(0.5)
 
 
+def test_capital_matches_confseq() -> None:
+    """The hedged capital against the authors' package, confseq 0.0.11 (MIT), to rounding.
+
+    Generated with confseq.betting.betting_mart(x, m, alpha=0.05, N=N, convex_comb=True,
+    theta=0.5, trunc_scale=0.75) (default predictable plug-in bets, truncation at 0.75/m), run
+    with NumPy's `np.float_` aliased for its NumPy 2 incompatibility; cap[9] and cap[39].
+    """
+    x = ((np.arange(1, 41) * 7919) % 101) / 100.0  # 40 values in [0, 1]
+    expected = {  # N: {m: (capital after 10 draws, after 40)}
+        None: {0.3: (1.8562576081670654, 565.1005186677976),
+               0.5: (0.5644201564456869, 0.052877544836666776),
+               0.62: (4.048377714535138, 18.48854586886791)},
+        60: {0.3: (2.539313712805863, np.inf),
+             0.5: (0.5791467592310754, 0.05859442038624736),
+             0.62: (5.098429387078447, 399.04929160105456)},
+    }  # fmt: skip
+    rel = 64 * x.size * EPS  # a product of 40 factors, each rounded a few times
+    for population, by_m in expected.items():
+        cs = BettingCS(population=population, grid=[0.0, 0.3, 0.5, 0.62, 1.0])
+        for t, value in enumerate(x, start=1):
+            cs.update(value)
+            if t in (10, 40):
+                for m, pinned in by_m.items():
+                    want = pinned[0 if t == 10 else 1]
+                    got = cs.e_values(m)[0]
+                    assert got == want if np.isinf(want) else got == pytest.approx(want, rel=rel)
+
+
 def test_bad_input_raises() -> None:
     with pytest.raises(ValueError, match="alpha"):
         BettingCS(alpha=1.5)
