@@ -366,15 +366,22 @@ def _read_fast(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return header, _bounded_member(z, "summaries.json", path)
 
 
-def _bounded_member(z: Any, name: str, path: str) -> Any:
-    """One JSON member of a zip, its declared size and its nesting depth checked first."""
-    from harness.bounded_json import MAX_FILE_BYTES, loads
+# The most a member may hold once inflated: a header is a few KB; summaries grow with samples
+_MEMBER_LIMITS = {"header.json": 64 << 20, "summaries.json": 1 << 30}
 
+
+def _bounded_member(z: Any, name: str, path: str) -> Any:
+    """One JSON member of a zip, its size (declared and inflated) and depth checked first."""
+    from harness.bounded_json import loads
+
+    limit = _MEMBER_LIMITS[name]
     info = z.getinfo(name)
-    if info.file_size > MAX_FILE_BYTES:
-        raise UnreadableLog(f"{name} is {info.file_size} bytes, over {MAX_FILE_BYTES}")
-    with z.open(info) as member:  # read no more than declared: a lying header is no bomb
-        data = member.read(MAX_FILE_BYTES + 1)
+    if info.file_size > limit:
+        raise UnreadableLog(f"{name} inflates to {info.file_size} bytes, over {limit}")
+    with z.open(info) as member:  # never more than the limit: a lying header is no bomb
+        data = member.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableLog(f"{name} inflates to more than {limit} bytes")
     return loads(data, f"{path}: {name}")
 
 
@@ -465,7 +472,7 @@ def read_log(path: str) -> LogRecord | BadLog:
         if not samples:
             return BadLog(path, "no samples")
         for s in samples:  # a score no reader can take leaves the log out, not the report
-            for name, value in s.raw:
+            for _, value in s.raw:
                 parse_score(value)
         spec = header["eval"]
         return LogRecord(

@@ -190,7 +190,10 @@ def _walk(folder: Path) -> tuple[set[str], list[str]]:
         for name in [*dirs, *names]:
             path = Path(top, name)
             key = (rel / name).as_posix()
-            mode = os.lstat(path).st_mode
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:  # gone while we looked
+                continue
             if stat.S_ISLNK(mode):
                 odd.append(f"{key} (a link)")
                 if name in dirs:
@@ -235,10 +238,10 @@ def site_folder(path: str, what: str, *, force: bool) -> OutputFolder:
         raise HarnessUsageError(f"{what} '{path}' is {kind}; name a folder for the site")
     _writable_folder(folder, what, path)
     manifest = read_manifest(folder)
-    files, odd = _walk(folder)
-    if manifest is None:  # anything at all, an empty folder included
+    if manifest is None:  # anything at all, an empty folder included; nothing walked
         foreign = sorted(os.listdir(folder))
     else:
+        files, odd = _walk(folder)
         foreign = sorted(files - manifest) + odd
         foreign += [f"{m} (a folder)" for m in sorted(manifest) if (folder / m).is_dir()]
     if foreign and not force:

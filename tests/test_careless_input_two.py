@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,6 +143,18 @@ CASES: list[Case] = [
           "-T", "instances={tmp}/iwgfifo"], "x.json"),
     Case(["eval", "--suite", "iwg", "--model", "scripted/x",
           "-T", "instances={tmp}/iwgdeep"], "deep"),
+    # more of our own: links, FIFOs and bombs where a command writes or reads
+    Case(["report", "{tmp}/logs", "-o", "{tmp}/linkreport.md"], "--force",
+         intact=("user.md",)),
+    Case(["leaderboard", "build", "{tmp}/logs", "-o", "{tmp}"], "--force"),
+    Case(["leaderboard", "build", "{tmp}/logs", "-o", "/"], "/"),
+    Case(["report", "{tmp}/fifologs"], "x.eval"),
+    Case(["report", "{tmp}/zipbomb"], "header.json"),
+    Case([*ARITH, "-M", "outputs={tmp}/deep.jsonl"], "deep"),
+    Case([*ARITH, "-M", "outputs={tmp}/fifo.jsonl"], "fifo.jsonl"),
+    Case([*ARITH, "--log-dir", "{tmp}/fifo.md"], "--log-dir"),
+    Case(["eval", "--suite", "aime", "--model", "replay/{tmp}/emptydir",
+          "--data-dir", "{data}"], "emptydir"),
     # iwg's own commands
     Case(["iwg", "generate", "-o", ""], "-o"),
     Case(["iwg", "synthesize", "--seeds", "{tmp}/latin1.jsonl", "--scout", "scripted/x",
@@ -193,6 +206,12 @@ def _write_files(tmp: Path, log: Path, site_from: Path) -> None:
         os.mkfifo(tmp / "fifodata" / "aime" / f"aime{year}.jsonl")
     (tmp / "iwgfifo").mkdir()
     os.mkfifo(tmp / "iwgfifo" / "x.json")
+    (tmp / "linkreport.md").symlink_to(tmp / "user.md")
+    (tmp / "fifologs").mkdir()
+    os.mkfifo(tmp / "fifologs" / "x.eval")
+    (tmp / "zipbomb").mkdir()
+    with zipfile.ZipFile(tmp / "zipbomb" / "bomb.eval", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", b"{" + b" " * (100 << 20) + b"}")  # 100 MB from ~100 KB
     (tmp / "iwgdeep").mkdir()
     (tmp / "iwgdeep" / "deep.json").write_text("[" * 100_000)
     (tmp / "badonly").mkdir()
