@@ -111,6 +111,7 @@ def test_cli_replay_json_keys_and_text(tmp_path: Path) -> None:
     ("args", "body", "message"),
     [
         (["--margin", "-0.1"], None, "--margin must be a number >= 0"),
+        (["--margin", "1"], None, "--margin must be a number >= 0 and < 1"),
         (["--budget", "0"], None, "--budget must be at least 1"),
         ([], "model,item,score\na,q1,0.5\nb,q1,\n", "line 3: the score cell is empty"),
         ([], "model,item,score\na,q1,0.5\nb,q1,1.5\n", "line 3: score 1.5 is outside [0, 1]"),

@@ -95,8 +95,8 @@ def replay_command(
     from harness.board.table import read_board
 
     margin = MARGIN if margin is None else margin
-    if not math.isfinite(margin) or margin < 0:
-        raise HarnessUsageError(f"--margin must be a number >= 0, got {margin:g}")
+    if not math.isfinite(margin) or margin < 0 or margin >= 1:
+        raise HarnessUsageError(f"--margin must be a number >= 0 and < 1, got {margin:g}")
     if budget is not None and budget < 1:
         raise HarnessUsageError(f"--budget must be at least 1 item, got {budget}")
     if not 0 < alpha < 1:
