@@ -3,12 +3,15 @@ unresolved under -T integrity=strict (issue 20)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval
 
 from harness.suites.swe_rebench.integrity import infrastructure_paths, integrity_flags
 from harness.suites.swe_rebench.repos import materialise
+from harness.suites.swe_rebench.task import swe_rebench
 from tests.swe.test_suite import _eval, _git, _tasks, fixture_dir, needs_bwrap  # noqa: F401
 
 ALWAYS_PASS = """
@@ -70,8 +73,18 @@ def test_a_patched_test_runner_is_flagged_and_strict_scores_it_unresolved(
     flags = " ".join(score.metadata["integrity_flags"])
     assert score.value == 0 and "TestCase.run" in flags and "canary" in flags, flags
     assert score.metadata["canaries"]["fail"] == "PASSED"
-    strict = _eval(fixture_dir, tmp_path / "strict", outputs, instances="fixture__mathlib-1")
-    assert next(iter(strict[0].scores.values())).value == 0
+    # strict, the default: unresolved, and the `flagged` metric counts it beside accuracy
+    replay = tmp_path / "strict.jsonl"
+    replay.write_text(json.dumps({"id": "fixture__mathlib-1", "output": in_package}) + "\n")
+    (log,) = inspect_eval(
+        swe_rebench(data_dir=str(fixture_dir), instances="fixture__mathlib-1"),
+        model=f"replay/{replay}", display="none", log_dir=str(tmp_path / "strict"),
+        score_on_error=True,
+    )  # fmt: skip
+    assert log.status == "success", log.error
+    assert log.samples[0].scores["swe_resolved"].value == 0
+    metrics = log.results.scores[0].metrics
+    assert metrics["accuracy"].value == 0 and metrics["flagged"].value == 1, metrics
     # in the tests' own package, the patch is undone before the tests run: not resolved at all
     restored = _eval(fixture_dir, tmp_path / "restored", {"fixture__mathlib-1": in_tests},
                      instances="fixture__mathlib-1")  # fmt: skip

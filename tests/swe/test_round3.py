@@ -234,32 +234,10 @@ def test_runner_attacks_are_unresolved_and_flagged(fixture_dir: Path, tmp_path: 
         assert runs[name].score.reason.startswith("runner_tampered"), (name, runs[name].score)
 
 
-@pytest.mark.usefixtures("needs_bwrap")
-def test_integrity_defaults_to_strict_and_the_flagged_count_sits_beside_accuracy(
-    fixture_dir: Path,  # noqa: F811
-    tmp_path: Path,
-) -> None:
-    import json
-
-    from inspect_ai import eval as inspect_eval
-
-    tasks = _tasks(fixture_dir)
-    flagged = _candidate(fixture_dir, tmp_path, "set", {"mathlib/__init__.py": _SETATTR})
-    outputs = {
-        "fixture__mathlib-1": flagged,
-        "fixture__textkit-7": tasks["fixture__textkit-7"].patch,
-    }
-    replay = tmp_path / "replay.jsonl"
-    replay.write_text(
-        "".join(json.dumps({"id": k, "output": v}) + "\n" for k, v in outputs.items())
-    )
-    task = swe_rebench(data_dir=str(fixture_dir), instances=",".join(outputs))
+def test_integrity_defaults_to_strict(fixture_dir: Path) -> None:  # noqa: F811
+    # the flagged count beside accuracy is checked in test_integrity's eval
+    task = swe_rebench(data_dir=str(fixture_dir), instances="fixture__mathlib-1")
     assert task.metadata["integrity"] == "strict"
-    (log,) = inspect_eval(task, model=f"replay/{replay}", display="none",
-                          log_dir=str(tmp_path / "logs"), score_on_error=True)  # fmt: skip
-    assert log.status == "success", log.error
-    metrics = log.results.scores[0].metrics
-    assert metrics["accuracy"].value == 0.5 and metrics["flagged"].value == 1.0, metrics
 
 
 def test_git_reads_a_patch_it_cannot_parse_by_its_headers() -> None:
