@@ -24,7 +24,9 @@ def exit_on_usage_error(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except HarnessUsageError as ex:
-            print(f"harness: error: {ex}", file=sys.stderr)
+            # one line, whatever the message quotes (a library's multi-line reason included)
+            message = " ".join(part.strip() for part in str(ex).splitlines() if part.strip())
+            print(f"harness: error: {message}", file=sys.stderr)
             sys.exit(2)
 
     return wrapper

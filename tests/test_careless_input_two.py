@@ -174,6 +174,9 @@ CASES: list[Case] = [
 # fmt: off
 LONG_CASES: list[Case] = [
     Case(["eval", "--suite", "arith", "--model", "hf/gpt2", "--limit", "1"], "gpt2"),
+    # sentence-transformers' reason ran over three lines
+    Case(["sage", "score", "--data", "{tmp}/three.jsonl", "--k", "1", "--embedder",
+          "nope/model"], "nope/model"),
     # Ray's "token authentication is enabled" notice came before the one line
     Case(["eval", "--suite", "k-parity", "-T", "executor=ray", "-T", "cpus_per_run=64"],
          "cpus_per_run", memory_limit=False),
@@ -223,6 +226,10 @@ def _write_files(tmp: Path, log: Path, site_from: Path) -> None:
     (tmp / "deep.json").write_text("[" * 100_000)
     (tmp / "notalog.json").write_text('{"hello": "world"}\n')
     (tmp / "badepoch.jsonl").write_text('{"id": "2024-1", "output": "1", "epoch": "abc"}\n')
+    (tmp / "three.jsonl").write_text("".join(
+        f'{{"id": "{c}", "text": "x {c}", "annotation": "{c}", "label_correct": 1}}\n'
+        for c in "abc"
+    ))  # fmt: skip
     (tmp / "t.jsonl").write_text('{"id": "a", "judge": 1, "human": 1}\n')
     (tmp / "one_wrong.jsonl").write_text(
         '{"id": "a", "text": "x", "annotation": "y", "label_correct": 0}\n'
