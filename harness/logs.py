@@ -492,8 +492,11 @@ def log_files(dirs: Iterable[str]) -> list[str]:
     A file named in `dirs` is taken as a log itself.
 
     Files are listed by name, not opened, so that an unreadable log is reported by `read_log`
-    with its reason instead of skipped.
+    with its reason instead of skipped; what the harness wrote there is not a log (a
+    `report.json`, whose first bytes say so, and a leaderboard site with its viewer's copies).
     """
+    from harness.output_paths import SITE_MARK, is_harness_report
+
     paths: set[str] = set()
     dirs = list(dirs)
     for d in dirs:
@@ -502,8 +505,13 @@ def log_files(dirs: Iterable[str]) -> list[str]:
             continue
         if not Path(d).is_dir():
             raise HarnessUsageError(f"log folder '{d}' does not exist")
+        sites = {m.parent for m in Path(d).rglob(SITE_MARK)}  # a site's viewer copies logs
         for p in Path(d).rglob("*"):
             if "_journal" in p.parts or p.is_dir() or p.name in NOT_LOGS:
+                continue
+            if sites and any(parent in sites for parent in p.parents):
+                continue
+            if p.suffix == ".json" and is_harness_report(p):  # report.json beside its logs
                 continue
             if p.suffix == ".eval" or (p.suffix == ".json" and p.parent.name != "assets"):
                 paths.add(str(p))

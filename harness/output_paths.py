@@ -90,11 +90,14 @@ def report_mark(files: Iterable[str]) -> str:
     return f"{REPORT_MARK}: files {names} -->" if names else f"{REPORT_MARK} -->"
 
 
-def _marked_files(path: Path) -> set[str] | None:
+def _marked_files(path: Path, head_bytes: int = 64 * 1024) -> set[str] | None:
     """The files a marked report lists beside it; None for a file without the mark."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(64 * 1024).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = f.read(head_bytes).decode("utf-8", "replace")
     except OSError:
         return None
     if head.startswith('{\n  "written_by": "harness report"'):
@@ -103,6 +106,11 @@ def _marked_files(path: Path) -> set[str] | None:
     if match is None:
         return None
     return set((match.group(1) or "").split())
+
+
+def is_harness_report(path: Path) -> bool:
+    """Whether a file is a report the harness wrote (its mark, in the first bytes)."""
+    return _marked_files(path, 256) is not None
 
 
 def report_file(path: str, what: str, *, force: bool, fmt: str) -> OutputFile:

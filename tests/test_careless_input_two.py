@@ -365,7 +365,11 @@ def test_report_writes_beside_the_logs_replaces_its_own_and_forces_with_a_word(
     assert _cli(["report", str(logs)]) == 0  # its own file: replaced without --force
     assert _cli(["report", str(logs), "--format", "json"]) == 0
     assert json.loads((logs / "report.json").read_text())["written_by"] == "harness report"
+    assert _cli(["leaderboard", "build", str(logs), "-o", str(logs / "site")]) == 0
+    capsys.readouterr()
     assert _cli(["report", str(logs), "--format", "json"]) == 0
+    # what the harness wrote beside the logs is not read as a log: no "left out" line
+    assert "left out" not in capsys.readouterr().err
     mine = tmp_path / "mine.md"
     mine.write_text("my notes\n")
     capsys.readouterr()
