@@ -83,10 +83,18 @@ def set_aside_unreadable_logs(log_dir: str) -> list[Path]:
     inspect's resume reads every log in the folder and stops at the first it cannot read. A
     log that is only unfinished is kept: resume needs it. Returns the files set aside.
     """
+    import zipfile
+
     from harness.logs import read_log
 
     moved = []
     for path in sorted(Path(log_dir).glob("*.eval")):
+        if path.is_file():
+            try:  # a zip that opens is left to inspect, which reads unfinished ones too
+                with zipfile.ZipFile(path):
+                    continue
+            except (zipfile.BadZipFile, OSError, ValueError):
+                pass
         result = read_log(str(path))
         reason = getattr(result, "reason", "")
         if not reason.startswith(("unreadable", "not a regular file")):
