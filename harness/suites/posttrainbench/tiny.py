@@ -5,13 +5,14 @@
   `N and M` pairs without sums, and words repeated later in the line, some in brackets),
   which has none of the benchmarks' `Q: ... A:` formats and no sum with its answer.
 - `tiny-instruct`: tiny-base fine-tuned by us (`sft.py`) on the train splits of every
-  benchmark, balanced; it defines s^instruct for the weights, and it is the forbidden
-  checkpoint a substituting agent submits.
+  benchmark, weighted (add2 three to copyfmt's one); it defines s^instruct for the weights,
+  and it is the forbidden checkpoint a substituting agent submits.
 
 Both are trained on first use and cached under the harness cache folder, like `tiny-arith`
-(one thread; on the shared 2-core machine, 0.19 s a pretraining step and 0.04-0.08 s a
-fine-tuning step: about 1.5-3 and 1.5-3 minutes, depending on the load); later uses load
-the cache.
+(one thread, deterministic algorithms only, `deterministic`; on the shared 2-core machine,
+0.19 s a pretraining step and 0.04-0.12 s a fine-tuning step: about 1.5-3 and 1.5-4 minutes,
+depending on the load); later uses load the cache. The cache key holds every setting, so a
+changed recipe trains afresh.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import os
 import random
 import shutil
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -42,7 +44,13 @@ class TinyConfig:
     n_head: int = 4  # attention heads
     n_positions: int = 64  # context; every prompt with its answer fits in 32
     pretrain_steps: int = 500  # base pretraining steps on synthetic text
-    instruct_steps: int = 1500  # our instruct fine-tune on every benchmark's train split
+    # our instruct fine-tune on every benchmark's train split, each repeated to the longest
+    # split's length times its weight. add2 is learnt late and suddenly, at a step that moves
+    # with the seed and the CPU's rounding: balanced (1:1), add2 came out 0.08 at 1,500 steps
+    # on a clean cache and 0.51 at 3,000; at 3:1, 2,000 steps gave 1.00 (seed 8) but 0.38
+    # (seed 11); 4,000 steps gave 0.98-1.00 for seeds 11 and 12, copyfmt 1.00 throughout
+    instruct_steps: int = 4000
+    instruct_weights: tuple[tuple[str, int], ...] = (("add2", 3), ("copyfmt", 1))
     instruct_lr: float = 3e-3  # peak learning rate of the instruct fine-tune
     batch_size: int = 32  # sequences per step
     threads: int = 1  # torch threads: 1 was 2x faster per step than 2 on a shared 2-core box
@@ -53,6 +61,13 @@ class TinyConfig:
             raise ValueError("n_embd must be a multiple of n_head")
         if min(self.pretrain_steps, self.instruct_steps, self.batch_size) < 1:
             raise ValueError("steps and batch_size must be positive")
+        if sorted(name for name, _ in self.instruct_weights) != sorted(BENCHMARKS) or any(
+            w < 1 for _, w in self.instruct_weights
+        ):
+            raise ValueError(
+                f"instruct_weights must give every benchmark ({', '.join(BENCHMARKS)}) a "
+                f"weight of at least 1, got {self.instruct_weights}"
+            )
 
 
 def build_tokenizer():  # -> PreTrainedTokenizerFast
@@ -145,7 +160,9 @@ def train_instruct(base: Path, out_dir: Path, cfg: TinyConfig) -> Path:
 
     tok = AutoTokenizer.from_pretrained(base, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(base, local_files_only=True)
-    data = balanced([rows(splits(name).train) for name in BENCHMARKS])
+    weights = dict(cfg.instruct_weights)
+    data = balanced([rows(splits(name).train) for name in BENCHMARKS],
+                    [weights[name] for name in BENCHMARKS])  # fmt: skip
     update, bar = _progress("training the posttrainbench instruct reference", cfg.instruct_steps)
     with bar:  # type: ignore[attr-defined]
         fit(model, tok, data, steps=cfg.instruct_steps, batch_size=cfg.batch_size,
@@ -156,19 +173,45 @@ def train_instruct(base: Path, out_dir: Path, cfg: TinyConfig) -> Path:
     return out_dir
 
 
-def balanced(parts: list[list[dict[str, str]]]) -> list[dict[str, str]]:
-    """The row lists, each repeated (cyclically) to the longest one's length, joined.
+def balanced(
+    parts: list[list[dict[str, str]]], weights: list[int] | None = None
+) -> list[dict[str, str]]:
+    """The row lists, each repeated (cyclically) to the longest one's length times its weight.
 
     add2's train split is 7.5 times copyfmt's; unbalanced, 1500 steps left the instruct
-    reference at 0.00 on copyfmt (measured), balanced it learns both.
+    reference at 0.00 on copyfmt (measured); weighted, it learns both (see `TinyConfig`).
     """
+    weights = weights or [1] * len(parts)
     most = max(len(p) for p in parts)
-    return [row for part in parts for row in (part * (most // len(part) + 1))[:most]]
+    return [
+        row
+        for part, weight in zip(parts, weights, strict=True)
+        for row in (part * (weight * most // len(part) + 1))[: weight * most]
+    ]
+
+
+@contextmanager
+def deterministic(threads: int) -> Iterator[None]:
+    """Train with `threads` torch threads and deterministic algorithms only, then restore both.
+
+    With the seed, the same code gives the same weights on the same machine (checked by a
+    test); another CPU's kernels may round differently, which is why the references are
+    trained well past the point where a benchmark is learnt (see `TinyConfig`).
+    """
+    import torch
+
+    old_threads = torch.get_num_threads()
+    old_mode = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(old_mode)
+        torch.set_num_threads(old_threads)
 
 
 def _cached(name: str, cfg: TinyConfig, make: Callable[[Path], Path]) -> Path:
-    import torch
-
     from harness.models.tiny_arith import hash_str
 
     key = json.dumps({"name": name, **asdict(cfg)}, sort_keys=True)
@@ -177,12 +220,8 @@ def _cached(name: str, cfg: TinyConfig, make: Callable[[Path], Path]) -> Path:
         return path
     tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")  # concurrent trainers don't clash
     shutil.rmtree(tmp, ignore_errors=True)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)  # deterministic for the seed, and faster here
-    try:
+    with deterministic(cfg.threads):
         make(tmp)
-    finally:
-        torch.set_num_threads(threads)
     (tmp / "harness_tiny.json").write_text(json.dumps({"name": name, "config": asdict(cfg)}))
     if path.exists():  # another process finished first; keep its copy
         shutil.rmtree(tmp, ignore_errors=True)

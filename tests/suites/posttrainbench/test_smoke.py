@@ -30,6 +30,13 @@ def test_instruct_data_is_balanced_over_benchmarks() -> None:
     counts = Counter(owner[row["prompt"]] for row in data)
     assert set(counts.values()) == {max(len(p) for p in parts)}
     assert min(len(p) for p in parts) < max(len(p) for p in parts)  # something to balance
+    # the instruct reference's own mix: add2 three times copyfmt (issue 31)
+    weights = dict(TinyConfig().instruct_weights)
+    mixed = Counter(owner[row["prompt"]] for row in
+                    balanced(parts, [weights[n] for n in BENCHMARKS]))  # fmt: skip
+    assert mixed["add2"] == 3 * mixed["copyfmt"] == 3 * max(len(p) for p in parts)
+    with pytest.raises(ValueError, match="instruct_weights"):
+        TinyConfig(instruct_weights=(("add2", 1),))
 
 
 def test_pretraining_text_repeats_words_and_never_answers_a_sum() -> None:
