@@ -134,19 +134,25 @@ def test_an_unreadable_subtree_fails_the_quota_walk_closed() -> None:
 
 def test_folders_nested_3000_deep_are_cleaned_up() -> None:
     envs, box = _open(SMALL)
-    deep = "import os\nfor _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\nprint('made')"
-    made = asyncio.run(box.exec(["python3", "-c", deep]))
-    assert made.stdout == "made\n", made
-    _close(SMALL, envs)
+    try:
+        deep = (
+            "import os\nfor _ in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\nprint('made')"
+        )
+        made = asyncio.run(box.exec(["python3", "-c", deep]))
+        assert made.stdout == "made\n", made
+    finally:
+        _close(SMALL, envs)  # the call under test: it raised RecursionError and left the folder
     assert not box.work_dir.exists()
 
 
 def test_a_host_write_3000_folders_deep_is_cleaned_up() -> None:
     envs, box = _open(SMALL)
-    asyncio.run(box.write_file("q/" * 3000 + "f.txt", "deep"))
-    read = "import os\nfor _ in range(3000):\n    os.chdir('q')\nprint(open('f.txt').read())"
-    assert asyncio.run(box.exec(["python3", "-c", read])).stdout == "deep\n"
-    _close(SMALL, envs)
+    try:
+        asyncio.run(box.write_file("q/" * 3000 + "f.txt", "deep"))
+        read = "import os\nfor _ in range(3000):\n    os.chdir('q')\nprint(open('f.txt').read())"
+        assert asyncio.run(box.exec(["python3", "-c", read])).stdout == "deep\n"
+    finally:
+        _close(SMALL, envs)
     assert not box.work_dir.exists()
 
 
