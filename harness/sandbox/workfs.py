@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _MIB = 1024 * 1024
+_IMAGE_PREFIX = "harness-work-"  # then the harness's pid: `sweep_stale_images` reads it
 _FULL_BYTES = 256 * 1024  # a work filesystem with less free space than this is full
 _FULL_INODES = 4  # likewise, with fewer free inodes
 
@@ -55,7 +56,7 @@ class WorkImage:
         size = size_mb * _MIB
         # inode tables take 256 bytes an inode: keep them to an eighth of the image at most
         inodes = max(64, min(max_files, size // 2048))
-        fd, name = tempfile.mkstemp(prefix="harness-work-", suffix=".img")
+        fd, name = tempfile.mkstemp(prefix=f"{_IMAGE_PREFIX}{os.getpid()}-", suffix=".img")
         os.close(fd)
         image = Path(name)
         uid, gid = owner if owner is not None else (os.geteuid(), os.getegid())
@@ -86,13 +87,51 @@ class WorkImage:
         self.image.unlink(missing_ok=True)
 
 
+def _dead(name: str) -> bool:
+    """Whether an image file's name carries the pid of a process that is gone."""
+    pid = name.removeprefix(_IMAGE_PREFIX).split("-")[0]
+    return pid.isdigit() and not Path(f"/proc/{pid}").exists()
+
+
+def sweep_stale_images() -> list[Path]:
+    """Unmount and delete the work images of harness processes that are gone; return them.
+
+    A crash or a `kill -9` leaves a sample's image mounted. Images of live processes are left
+    alone.
+    """
+    removed = []
+    mounts = {}
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        source, target = line.split()[:2]
+        backing = Path("/sys/block") / Path(source).name / "loop" / "backing_file"
+        if source.startswith("/dev/loop") and backing.is_file():
+            mounts[backing.read_text().strip()] = target.replace("\\040", " ")
+    for image in Path(tempfile.gettempdir()).glob(f"{_IMAGE_PREFIX}*.img"):
+        if not _dead(image.name):
+            continue
+        target = mounts.get(str(image))
+        if target is not None:
+            WorkImage(image, Path(target)).remove()
+            remove_tree(Path(target))
+        image.unlink(missing_ok=True)
+        removed.append(image)
+    return removed
+
+
 @functools.cache
 def workfs_support() -> str:
-    """Why work folders cannot be images of their own size here ("" when they can)."""
+    """Why work folders cannot be images of their own size here ("" when they can).
+
+    The first call also sweeps the images that dead harness processes left mounted.
+    """
     if os.geteuid() != 0:
         return "mounting an image needs root; the quota is checked after each command instead"
     if shutil.which("mkfs.ext4") is None or shutil.which("mount") is None:
         return "mkfs.ext4 or mount is missing (e2fsprogs, mount)"
+    try:
+        sweep_stale_images()
+    except OSError:  # best effort: a folder we may not remove is left alone
+        pass
     probe = Path(tempfile.mkdtemp(prefix="harness-workfs-probe-"))
     try:
         made = WorkImage.create(probe, 2, 64, None)

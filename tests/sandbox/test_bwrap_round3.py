@@ -257,3 +257,31 @@ def test_syscall_names_libseccomp_does_not_know_are_reported(
     real = seccomp_module.seccomp_filter()
     assert not isinstance(real, str) and real.unknown == (), real
     assert json.dumps(list(real.unknown)) == "[]"
+
+
+def test_images_left_mounted_by_a_dead_harness_are_swept(tmp_path: Path) -> None:
+    import subprocess
+    import tempfile
+
+    from harness.sandbox.workfs import WorkImage, sweep_stale_images
+
+    if why := workfs_support():
+        pytest.skip(f"no work images here: {why}")
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that is no more, as a kill -9'd harness leaves
+    mount = Path(tempfile.mkdtemp(prefix="harness-bwrap-"))
+    image = Path(tempfile.gettempdir()) / f"harness-work-{gone.pid}-test.img"
+    made = WorkImage.create(mount, 2, 64, None)
+    assert not isinstance(made, str), made
+    subprocess.run(["umount", str(mount)], check=True)
+    made.image.rename(image)  # the same image under the dead pid's name, mounted again
+    subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
+    live = WorkImage.create(Path(tempfile.mkdtemp(prefix="harness-bwrap-")), 2, 64, None)
+    assert not isinstance(live, str), live
+    try:
+        assert image in sweep_stale_images()
+        assert not image.exists() and not mount.exists()
+        assert live.image.exists() and os.path.ismount(live.mount)  # ours: left alone
+    finally:
+        live.remove()
+        live.mount.rmdir()
