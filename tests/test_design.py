@@ -77,12 +77,6 @@ def _engine_only_uses(path: Path, root: Path = ROOT) -> list[str]:
     return found
 
 
-# harness/validation/sage_llmbar.py Holm-corrects paired DeLong tests of AUROC, which the engine
-# cannot compute from unit scores; it needs an engine entry that adjusts a family of given
-# p-values (asked of the engine's owner). Until then this one module fails the rule, visibly.
-AWAITING_ENGINE = {"harness/validation/sage_llmbar.py"}
-
-
 OUTSIDE_THE_ENGINE = sorted(
     p for p in HARNESS.rglob("*.py") if p.relative_to(HARNESS).parts[0] != "stats"
 )
@@ -90,14 +84,8 @@ OUTSIDE_THE_ENGINE = sorted(
 
 @pytest.mark.parametrize(
     "path",
-    [
-        pytest.param(p, id=str(p.relative_to(ROOT)), marks=pytest.mark.xfail(
-            strict=True, reason="needs a Holm-over-given-p-values entry in harness.stats.compare"))
-        if str(p.relative_to(ROOT)) in AWAITING_ENGINE
-        else pytest.param(p, id=str(p.relative_to(ROOT)))
-        for p in OUTSIDE_THE_ENGINE
-    ],
-)  # fmt: skip
+    [pytest.param(p, id=str(p.relative_to(ROOT))) for p in OUTSIDE_THE_ENGINE],
+)
 def test_no_module_outside_the_engine_calls_a_paired_test_or_holm(path):
     assert _engine_only_uses(path) == []
 

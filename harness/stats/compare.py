@@ -78,8 +78,12 @@ def _clip(ci: Interval, bounds: tuple[float, float]) -> Interval:
 
 
 def _nested(clusters: Sequence[Any] | None) -> bool:
-    """Whether cluster labels group units: some label holds two units or more."""
-    return clusters is not None and len(set(clusters)) < len(clusters)
+    """Whether cluster labels group units into two clusters or more, one holding two units.
+
+    With a single cluster (one trained seed) inference is conditional on it: its units are
+    then treated as independent, which is what can be said of one seed.
+    """
+    return clusters is not None and 1 < len(set(clusters)) < len(clusters)
 
 
 def estimate(
@@ -147,7 +151,7 @@ def paired_difference(
         suffix = f", over {len(keys)} {design.cluster or 'cluster'} means"
     if x.size < 2:
         return None
-    if not suffix and _is_binary(x) and _is_binary(y):
+    if not suffix and score_kind(design, np.concatenate([x, y])) == "binary":
         test = mcnemar(x, y)
     elif x.size >= FEW:
         test = paired_bootstrap_diff(x, y)
@@ -309,6 +313,16 @@ def _shared(a: Mapping[str, float], b: Mapping[str, float]) -> list[str]:
     return sorted(set(a) & set(b))
 
 
+def holm_adjusted(p_values: Sequence[float], alpha: float) -> tuple[float, ...]:
+    """Holm over one family of p-values tested elsewhere (paired DeLong, ...).
+
+    nan is "not tested": it stays nan and out of the family.
+    """
+    tested = [p for p in p_values if not math.isnan(p)]
+    adjusted = iter(holm(tested, alpha=alpha).adjusted if tested else ())
+    return tuple(math.nan if math.isnan(p) else float(next(adjusted)) for p in p_values)
+
+
 def pair_family(
     design: Design,
     pairs: Sequence[tuple[str, str, Mapping[str, float], Mapping[str, float]]],
@@ -328,17 +342,16 @@ def pair_family(
         labels = [clusters[u] for u in units] if clusters is not None else None
         test = paired_difference(design, [a[u] for u in units], [b[u] for u in units], labels)
         raw.append((name_a, name_b, test, len(units)))
-    tested = [t.p_value for _, _, t, _ in raw if t is not None and not math.isnan(t.p_value)]
-    adjusted = iter(holm(tested, alpha=design.alpha).adjusted if tested else ())
+    adjusted = holm_adjusted([t.p_value if t else math.nan for _, _, t, _ in raw], design.alpha)
     out = []
-    for name_a, name_b, test, shared in raw:
+    for (name_a, name_b, test, shared), p_holm in zip(raw, adjusted, strict=True):
         if test is None:
             note = f"not tested (fewer than two shared {design.unit}s)"
             out.append(PairEstimate(name_a, name_b, None, math.nan, shared, note))
         elif math.isnan(test.p_value):
             out.append(PairEstimate(name_a, name_b, test, math.nan, shared, "not tested"))
         else:
-            out.append(PairEstimate(name_a, name_b, test, float(next(adjusted)), shared))
+            out.append(PairEstimate(name_a, name_b, test, p_holm, shared))
     return tuple(out)
 
 

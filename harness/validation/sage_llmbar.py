@@ -102,8 +102,8 @@ def _fmt(ci: object | None) -> str:
 def build_table(pool: Pool, nbr: np.ndarray, sims: np.ndarray) -> list[list[str]]:
     """One row per judge and subset (and the pooled items)."""
     from harness.stats.auroc import delong, delong_paired
+    from harness.stats.compare import holm_adjusted
     from harness.stats.design import rejects
-    from harness.stats.multiple import holm
 
     alpha = 0.05  # the table's family-wise error rate; "significant" is Holm p <= alpha
 
@@ -127,7 +127,7 @@ def build_table(pool: Pool, nbr: np.ndarray, sims: np.ndarray) -> list[list[str]
                 + [_fmt(cis[n]) for n in ("direct", "label agreement", "reliability", "blend")]
                 + [f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}], p {d.p_value:.3g}"]
             )
-    adjusted = holm([p for _, p, _ in paired], alpha=alpha).adjusted
+    adjusted = holm_adjusted([p for _, p, _ in paired], alpha)
     for (i, p, est), p_holm in zip(paired, adjusted, strict=True):
         effect = "help" if est > 0 else "hurt"
         if rejects(p_holm, alpha):
