@@ -183,14 +183,17 @@ def parse_score(value: Any) -> tuple[float, str]:
     unscored: 0.0 with the reason, which callers count as an error.
     """
     if isinstance(value, dict):
-        if "judge" in value:
-            return float(value["judge"]), ""
-        return 0.0, f"unparseable score {json.dumps(value)[:60]}"
+        if "judge" in value and (verdict := judge_verdict({"human": -1, **value})) is not None:
+            return float(verdict["judge"]), ""
+        return 0.0, f"unparseable score {json.dumps(value, default=str)[:60]}"
     if isinstance(value, str):
         if value in LETTER_SCORES:
             return LETTER_SCORES[value], ""
         if value.startswith("{") and '"judge"' in value:
-            return parse_score(json.loads(value))
+            try:
+                return parse_score(json.loads(value))
+            except (json.JSONDecodeError, RecursionError):
+                return 0.0, f"unparseable score {value[:60]!r}"
         try:
             number = float(value)
         except ValueError:
@@ -212,7 +215,10 @@ def judge_verdict(value: Any) -> dict[str, int] | None:
         except json.JSONDecodeError:
             return None
     if isinstance(value, dict) and "judge" in value and "human" in value:
-        return {"judge": int(value["judge"]), "human": int(value["human"])}
+        judge, human = value["judge"], value["human"]
+        numbers = not isinstance(judge, str) and not isinstance(human, str)
+        if numbers and judge in (0, 1) and human in (-1, 0, 1):
+            return {"judge": int(judge), "human": int(human)}
     return None
 
 
@@ -471,9 +477,6 @@ def read_log(path: str) -> LogRecord | BadLog:
         )
         if not samples:
             return BadLog(path, "no samples")
-        for s in samples:  # a score no reader can take leaves the log out, not the report
-            for _, value in s.raw:
-                parse_score(value)
         spec = header["eval"]
         return LogRecord(
             path=path,
