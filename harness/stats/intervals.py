@@ -102,7 +102,10 @@ def t_interval(values: Sequence[float], *, confidence: float = 0.95) -> Interval
     mean = math.fsum(values) / n
     if n == 1:
         return Interval(mean, math.nan, math.nan, confidence, "t", 1)
-    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    try:
+        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    except OverflowError:  # values near the float limit: the spread is not representable
+        return Interval(mean, -math.inf, math.inf, confidence, "t (spread overflows)", n)
     half = stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n)
     return Interval(mean, mean - half, mean + half, confidence, "t", n)
 

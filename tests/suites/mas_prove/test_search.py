@@ -107,7 +107,7 @@ def test_the_search_with_a_skilled_verifier_follows_the_toy_formula():
     _within_3se(rate, toy_step_accuracy(0.6, 0.8, 3), searches)
 
 
-@pytest.mark.slow
+@pytest.mark.long  # about 100 s at load 2: outside the default run
 def test_the_toy_formula_holds_over_100k_simulated_tasks():
     """Spec §5.3: 100k three-step tasks through `parallel_search` itself, N = 3, p = 0.6,
     a = 0.8 -> 0.792 a step and 0.792^3 = 0.4968 a task (about 2-3 minutes here: 300k
