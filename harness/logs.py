@@ -123,6 +123,16 @@ class SampleScore:
     error: str  # why the sample errored ("" when it did not)
     metadata: dict[str, Any]  # the sample's metadata (the summaries' thinned copy)
     usage: dict[str, Any]  # model_usage: tokens by model
+    flags: int = 0  # integrity flags its scores carry (score metadata `integrity_flags`)
+
+
+def _flag_count(scores: Any) -> int:
+    """How many integrity flags a sample's scores carry (SWE scoring flags tampering)."""
+    count = 0
+    for score in (scores or {}).values():
+        flags = ((score or {}).get("metadata") or {}).get("integrity_flags")
+        count += len(flags) if isinstance(flags, list | tuple) else int(bool(flags))
+    return count
 
 
 @dataclass(frozen=True)
@@ -472,6 +482,7 @@ def read_log(path: str) -> LogRecord | BadLog:
                 error=_error_text(s.get("error")),
                 metadata=s.get("metadata") or {},
                 usage=s.get("model_usage") or {},
+                flags=_flag_count(s.get("scores")),
             )
             for s in summaries
         )

@@ -342,3 +342,31 @@ def test_eval_json_and_report_json_carry_the_suites_sections(tmp_path):
     written = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     assert [s["title"] for s in written["sections"]] == [section["title"]]
     assert written["scores"] == printed["scores"]
+
+
+def test_integrity_flags_are_counted_beside_the_score_everywhere(tmp_path):
+    """A flagged sample (SWE tampering) shows as a count next to the score: rows, report, site."""
+    import json
+    from pathlib import Path
+
+    from harness.leaderboard.build import build_site
+    from harness.logs import read_log
+    from tests.leaderboard.logs import template_log, write_variant
+
+    template = template_log(tmp_path / "t", 6)
+    logs = tmp_path / "logs"
+    path = write_variant(template, logs / "f.eval", task="arith_easy", model="scripted/f",
+                         accuracy=0.5, seed=4)  # fmt: skip
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    log = read_eval_log(str(path))
+    for sample in (log.samples or [])[:2]:
+        for score in sample.scores.values():
+            score.metadata = {**(score.metadata or {}), "integrity_flags": ["touched tests"]}
+    write_eval_log(log, str(path))
+    record = read_log(str(path))
+    assert [r.flagged for r in score_rows(record)] == [2]
+    site = build_site([str(logs)], str(tmp_path / "site"), viewer=False)
+    board = json.loads((Path(site.site) / "leaderboard.json").read_text())
+    assert board["tasks"][0]["rows"][0]["flagged"] == 2
+    assert "2 flagged" in (Path(site.site) / "index.html").read_text()

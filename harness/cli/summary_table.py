@@ -13,18 +13,24 @@ from harness.cli.run import SummaryRow
 def print_rows(rows: Sequence[SummaryRow], console: Console | None = None) -> None:
     """One line per task, model and metric: score, 95% interval with its method, errors."""
     table = Table(title="harness eval", title_justify="left")
-    for name in ("suite", "task", "model", "metric", "n", "errors", "score", "95% CI", "method"):
-        table.add_column(name, justify="right" if name in ("n", "errors", "score") else "left")
+    flags = any(r.flagged for r in rows)  # integrity flags (SWE) beside the errors, where any
+    names = ("suite", "task", "model", "metric", "n", "errors", *(("flagged",) if flags else ()),
+             "score", "95% CI", "method")  # fmt: skip
+    for name in names:
+        right = name in ("n", "errors", "flagged", "score")
+        table.add_column(name, justify="right" if right else "left")
     for r in rows:
-        table.add_row(
+        cells = (
             r.suite,
             r.task,
             r.model,
             r.metric,
             str(r.n),
             str(r.errors),
+            *((str(r.flagged),) if flags else ()),
             f"{r.value:.3f}",
             f"[{r.ci_low:.3f}, {r.ci_high:.3f}]",
             r.ci_method,
         )
+        table.add_row(*cells)
     (console or Console(width=max(100, Console().width))).print(table)

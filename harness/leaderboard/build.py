@@ -79,6 +79,7 @@ def to_json(
                 "ci_method": r.score.method,
                 "n": r.n,
                 "errors": r.errors,
+                "flagged": r.flagged,
                 "rank": r.rank,
                 "groups": r.groups,
                 "log": Path(r.log).name,

@@ -39,6 +39,7 @@ class ModelRow:
     groups: str  # significance-group letters
     log: str  # the log file
     judge: JudgeScores | None = None  # for calibrated-judge tasks
+    flagged: int = 0  # units with an integrity flag (SWE tampering), shown beside errors
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
                 groups=groups[m],
                 log=first_rows[m].log,
                 judge=_judge(records),
+                flagged=first_rows[m].flagged,
             )
         )
     return TaskTable(group.suite, group.label, tuple(rows), pairs, alpha)

@@ -66,8 +66,10 @@ def _num(x: float, fmt: str = ".3f") -> str:
 
 def _tables(data: ReportData) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(heading, caption, header, rows) of the generic tables that have rows."""
+    flags = any(r.flagged for r in data.scores)  # integrity flags beside errors, where any
     scores = [
-        [r.suite, r.task, r.model, r.metric, str(r.n), str(r.errors), _num(r.value),
+        [r.suite, r.task, r.model, r.metric, str(r.n), str(r.errors),
+         *([str(r.flagged)] if flags else []), _num(r.value),
          "n/a" if math.isnan(r.ci_low) else f"[{r.ci_low:.3f}, {r.ci_high:.3f}]", r.ci_method]
         for r in data.scores
     ]  # fmt: skip
@@ -88,7 +90,18 @@ def _tables(data: ReportData) -> list[tuple[str, str, list[str], list[list[str]]
             (
                 "Scores",
                 SCORES_NOTE,
-                ["suite", "task", "model", "metric", "n", "errors", "score", "95% CI", "method"],
+                [
+                    "suite",
+                    "task",
+                    "model",
+                    "metric",
+                    "n",
+                    "errors",
+                    *(["flagged"] if flags else []),
+                    "score",
+                    "95% CI",
+                    "method",
+                ],
                 scores,
             ),
             (

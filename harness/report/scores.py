@@ -53,6 +53,7 @@ class SummaryRow:
     ci_method: str  # how the interval was made
     log: str  # the inspect log it came from (logs joined by ", " for pooled replicates)
     unit: str = "problem"  # what n counts
+    flagged: int = 0  # units with an integrity flag on an epoch (SWE tampering), shown beside
 
     def as_dict(self) -> dict[str, Any]:
         """The row as a JSON-ready dict (nan becomes None)."""
@@ -282,12 +283,15 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
     scorers = list(dict.fromkeys(n for r in records for n in r.scorers))
     rows: list[SummaryRow] = []
 
+    flagged = len({s.id for r in records for s in r.samples if s.flags})
+
     def row(metric: str, ci: Interval, n: int, errors: int) -> SummaryRow:
         return SummaryRow(
             suite=first.suite, task=first.task, model=first.model if len(records) == 1 else
             first.identity.arm_label + f" ({len(records)} replicates pooled)", metric=metric,
             n=n, errors=errors, value=ci.estimate, ci_low=ci.low, ci_high=ci.high,
             ci_method=ci.method, log=", ".join(r.path for r in records), unit=design.unit,
+            flagged=flagged,
         )  # fmt: skip
 
     for scorer in scorers:
