@@ -20,13 +20,12 @@ score type and n, and Holm corrects over the group's tested pairs.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 from harness.logs import LogIdentity, LogRecord
 from harness.report.scores import design_of, first_scorer, problem_means, unit_clusters
-from harness.stats.compare import Comparison, PairEstimate, compare, paired_difference
+from harness.stats.compare import Comparison, PairEstimate, compare
 from harness.stats.design import Design
 from harness.stats.paired import PairedTest
 
@@ -146,14 +145,6 @@ def group_pairs(group: Group) -> list[PairResult]:
 
 def _result(group: Group, p: PairEstimate) -> PairResult:
     return PairResult(group.suite, group.label, p.arm_a, p.arm_b, p.test, p.p_holm, p.note)
-
-
-def paired_test(
-    a: dict[str, float], b: dict[str, float], design: Design | None = None
-) -> PairedTest | None:
-    """The engine's test of two arms' unit scores on the units both have (None: < 2)."""
-    shared: Sequence[str] = sorted(set(a) & set(b))
-    return paired_difference(design or Design(), [a[i] for i in shared], [b[i] for i in shared])
 
 
 def p_text(p: float) -> str:
