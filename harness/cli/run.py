@@ -47,6 +47,10 @@ class EvalRequest:
     attempt_timeout: int | None = None  # seconds per attempt before it is abandoned and retried
     max_connections: int | None = None  # concurrent calls per model (else the provider's own)
     display: str | None = None  # inspect display: full, rich, plain, log, none
+    until: str | None = None  # "decided": stop asking a model once its pairs are resolved
+    margin: float = 0.05  # equivalence margin of --until decided
+    budget: int | None = None  # items per model at most, with --until decided
+    order_seed: int = 0  # the shared random order of items, with --until decided
 
 
 def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
@@ -255,10 +259,19 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     connections = req.max_connections or max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
     set_aside_unreadable_logs(req.log_dir)
+    extra: dict[str, Any] = {}
+    if req.until is not None:
+        from harness.board.live_run import decided_tasks
+
+        def fresh() -> list[Any]:
+            return build_tasks(suite, req.task_args, str(folder) if folder else None)
+
+        tasks, extra = decided_tasks(fresh, models, req)
     ok, logs = eval_set(
         tasks,
         log_dir=req.log_dir,
-        model=models,
+        model=None if req.until is not None else models,
+        max_tasks=len(tasks) if req.until is not None else None,
         limit=req.limit,
         epochs=epochs,
         score_on_error=True,
@@ -271,7 +284,8 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         max_retries=req.max_retries,
         timeout=req.timeout,
         attempt_timeout=req.attempt_timeout,
-        metadata={"harness_suite": suite.name, **({"harness_methods": methods} if methods else {})},
+        metadata={"harness_suite": suite.name, **({"harness_methods": methods} if methods else {}),
+                  **extra},  # fmt: skip
         # the realtime event buffer costs ~25% of inspect's per-sample time on 2 cores (measured
         # with scripted/, 500 samples: 8.3 s vs 6.3 s); resume after SIGKILL works without it,
         # from the samples already flushed to the .eval file (tests/api/test_resume_faults.py)

@@ -1,0 +1,160 @@
+"""`harness eval --until decided`: the pair family run live, through inspect's EarlyStopping.
+
+Every model of a run gets its own copy of a task whose items are in one seeded random order,
+shared by all models so that pairs stay paired, and its own `ModelStopper`, which inspect asks
+before each sample (`schedule_sample`) and tells when one is done (`complete_sample`). The
+stoppers of one task share a `LiveFamily`:
+
+- item k of the order is observed (`harness.board.family.PairFamily`) once every model still
+  being asked has scored it; an errored sample, or a score that cannot be read, is 0 (wrong);
+- a model may run at most `lag` items ahead of the last item observed, so that decisions reach
+  it before it has asked everything;
+- a model whose pairs are all resolved, or that reached `--budget`, is asked nothing more: each
+  skipped sample carries its reason in the log's early-stopping summary;
+- the decisions (each pair's resolution, the items it took, its anytime-valid confidence
+  sequence) are written to that summary's metadata, which the report and `--json` print.
+
+The confidence sequences are betting CSs at alpha / pairs (Bonferroni), valid at the data-
+dependent stopping time; a fixed-n interval is never printed for these runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from harness.board.family import PairFamily
+from harness.logs import parse_score
+
+LAG = 4  # items a model may run ahead of the last item observed
+
+
+class LiveFamily:
+    """The state one task's stoppers share: the order, the scores so far, the pair family."""
+
+    def __init__(
+        self,
+        models: Sequence[str],
+        order: Sequence[str],
+        *,
+        alpha: float,
+        margin: float,
+        budget: int | None,
+        lag: int = LAG,
+    ) -> None:
+        """A family over `models`, fed items in `order`."""
+        self.models = tuple(models)
+        self.order = tuple(order)
+        self.position = {item: i for i, item in enumerate(self.order)}
+        self.family = PairFamily(self.models, alpha=alpha, margin=margin, budget=budget)
+        self.alpha, self.margin, self.budget, self.lag = alpha, margin, budget, lag
+        self.scores: dict[str, dict[str, float]] = {}
+        self.fed = 0
+        self._changed: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:  # made in the running loop, on first use
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    def asked(self, model: str) -> bool:
+        """Whether `model` is still being asked."""
+        return model in self.family.active()
+
+    def _advance(self) -> None:
+        """Observe every item, in order, that each model still asked has scored."""
+        while self.fed < len(self.order) and self.family.active():
+            item = self.scores.get(self.order[self.fed], {})
+            active = self.family.active()
+            if not all(m in item for m in active):
+                return
+            self.family.observe({m: item[m] for m in active})
+            self.fed += 1
+
+    async def turn(self, model: str, item: str) -> str | None:
+        """Wait until `model` may ask `item`; the reason it may not, or None."""
+        changed = self._condition()
+        limit = self.position.get(item, 0)
+        async with changed:
+            await changed.wait_for(lambda: not self.asked(model) or limit < self.fed + self.lag)
+        if self.asked(model):
+            return None
+        if self.budget is not None and self.family.n >= self.budget:
+            return f"budget of {self.budget} items reached"
+        return f"every pair of {model} is resolved"
+
+    async def scored(self, model: str, item: str, value: float) -> None:
+        """Record `model`'s score on `item` and observe what is complete."""
+        self.scores.setdefault(item, {})[model] = value
+        changed = self._condition()
+        async with changed:
+            self._advance()
+            changed.notify_all()
+
+    async def finished(self, model: str) -> None:
+        """`model` has nothing more to run: observe without it where it is still asked."""
+        changed = self._condition()
+        async with changed:
+            changed.notify_all()
+
+    def summary(self) -> dict[str, Any]:
+        """The decisions, for the log's early-stopping metadata (JSON)."""
+
+        def num(x: float) -> float | None:
+            return x if math.isfinite(x) else None
+
+        return {
+            "method": (
+                f"betting confidence sequences (Waudby-Smith and Ramdas 2024) at alpha / pairs "
+                f"(Bonferroni, alpha {self.alpha:g}), anytime-valid; resolved when the CS excludes "
+                f"0, or lies inside +/-{self.margin:g} (equivalent)"
+            ),
+            "order": list(self.order),
+            "items_observed": self.fed,
+            "items_per_model": self.family.model_items(),
+            "pairs": [
+                {"a": s.a, "b": s.b, "resolution": s.resolution, "items": s.items,
+                 "estimate": num(s.estimate), "low": num(s.low), "high": num(s.high)}
+                for s in self.family.states()
+            ],  # fmt: skip
+        }
+
+
+def _value(scores: dict[str, Any]) -> float:
+    """A sample's first score in [0, 1]; unreadable or missing is 0 (errors count as wrong)."""
+    for score in scores.values():
+        raw = getattr(getattr(score, "score", score), "value", None)
+        value, reason = parse_score(raw)
+        return min(1.0, max(0.0, value)) if not reason else 0.0
+    return 0.0
+
+
+class ModelStopper:
+    """inspect's EarlyStopping for one model of a live family."""
+
+    def __init__(self, live: LiveFamily, model: str) -> None:
+        """The stopper of `model` in `live`."""
+        self.live = live
+        self.model = model
+
+    async def start_task(self, task: Any, samples: list[Any], epochs: int) -> str:
+        """Register the task; the name of the manager."""
+        return "harness until decided"
+
+    async def schedule_sample(self, id: str | int, epoch: int) -> Any:
+        """None to run the sample, or an `EarlyStop` with the reason it is not asked."""
+        from inspect_ai.util import EarlyStop
+
+        reason = await self.live.turn(self.model, str(id))
+        return None if reason is None else EarlyStop(id=id, epoch=epoch, reason=reason)
+
+    async def complete_sample(self, id: str | int, epoch: int, scores: dict[str, Any]) -> None:
+        """Record the sample's score."""
+        await self.live.scored(self.model, str(id), _value(scores))
+
+    async def complete_task(self) -> dict[str, Any]:
+        """The family's decisions so far."""
+        await self.live.finished(self.model)
+        return self.live.summary()

@@ -1,0 +1,80 @@
+"""The tasks of `harness eval --until decided`: one copy per model, one shared order and family.
+
+See `harness.board.live` for the stopping rule. Here each task of the suite is made once per
+model, its items put in one seeded random order (the same for every model, so pairs stay
+paired), and bound to its model and to a `ModelStopper` of the task's `LiveFamily`. The data's
+content hash goes into the eval metadata, since the models' logs hold different items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from harness.board.live import LiveFamily, ModelStopper
+from harness.errors import HarnessUsageError
+
+
+def check_decided(req: Any, n_models: int) -> None:
+    """One-line errors for settings `--until decided` cannot take."""
+    if req.until != "decided":
+        raise HarnessUsageError(f"--until takes 'decided', got {req.until!r}")
+    if not (math.isfinite(req.margin) and 0 <= req.margin < 1):
+        raise HarnessUsageError(f"--margin must be in [0, 1), got {req.margin}")
+    if req.budget is not None and req.budget < 1:
+        raise HarnessUsageError(f"--budget must be at least 1 item, got {req.budget}")
+    if req.epochs != 1:
+        raise HarnessUsageError("--until decided runs one epoch per item; leave out --epochs")
+    if n_models < 2:
+        raise HarnessUsageError(
+            "--until decided compares models: give two or more --model (one model's own "
+            "stopping width is not built)"
+        )
+
+
+def _content_hash(samples: Sequence[Any]) -> str:
+    digest = hashlib.sha256()
+    for s in sorted(samples, key=lambda s: str(s.id)):
+        fields = [str(s.id), s.input if isinstance(s.input, str) else str(s.input),
+                  s.choices, s.target]  # fmt: skip
+        digest.update(json.dumps(fields, default=str).encode() + b"\n")
+    return digest.hexdigest()[:12]
+
+
+def decided_tasks(
+    fresh: Callable[[], list[Any]], models: Sequence[Any], req: Any
+) -> tuple[list[Any], dict[str, Any]]:
+    """One task per (task, model), with stoppers; and the eval metadata to record."""
+    from inspect_ai import task_with
+
+    check_decided(req, len(models))
+    per_model = [fresh() for _ in models]
+    out: list[Any] = []
+    orders: dict[str, list[str]] = {}
+    hashes: dict[str, str] = {}
+    for index in range(len(per_model[0])):
+        order: list[str] = []
+        live: LiveFamily | None = None
+        for model, tasks in zip(models, per_model, strict=True):
+            task = tasks[index]
+            task.dataset.shuffle(seed=req.order_seed)
+            ids = [str(s.id) for s in task.dataset][: req.limit or None]
+            if live is None:
+                order = ids
+                live = LiveFamily([str(m) for m in models], order, alpha=0.05,
+                                  margin=req.margin, budget=req.budget)  # fmt: skip
+                orders[task.name] = order
+                hashes[task.name] = _content_hash(list(task.dataset)[: len(order)])
+            out.append(task_with(task, model=model, early_stopping=ModelStopper(live, str(model))))
+    meta = {
+        "harness_sequential": {
+            "until": "decided", "alpha": 0.05, "margin": req.margin, "budget": req.budget,
+            "order_seed": req.order_seed, "orders": orders,
+            "method": "betting confidence sequences, Bonferroni over pairs, anytime-valid",
+        },
+        "harness_data_hash": hashes,
+    }  # fmt: skip
+    return out, meta
