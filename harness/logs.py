@@ -25,7 +25,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +144,13 @@ class LogRecord:
     created: str  # when the eval was created (ISO time)
     metadata: dict[str, Any]  # the eval's metadata (harness_suite, harness_methods, preset...)
     samples: tuple[SampleScore, ...]  # one per sample and epoch
+    stopping: dict[str, Any] = field(default_factory=dict)  # early-stopping metadata (decisions)
+
+    @property
+    def sequential(self) -> dict[str, Any]:
+        """The settings of `--until decided` when the run stopped on its decisions, else {}."""
+        value = self.metadata.get("harness_sequential")
+        return value if isinstance(value, dict) else {}
 
     @property
     def suite(self) -> str:
@@ -339,6 +346,13 @@ def _experiment(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(out))
 
 
+def _stopping_metadata(header: dict[str, Any]) -> dict[str, Any]:
+    """The early-stopping manager's metadata (a `--until decided` run's decisions), or {}."""
+    stopping = (header.get("results") or {}).get("early_stopping") or {}
+    meta = stopping.get("metadata") if isinstance(stopping, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
 def identity_of(
     spec: dict[str, Any], ids: Iterable[str], summaries: Iterable[dict[str, Any]] = ()
 ) -> LogIdentity:
@@ -348,7 +362,19 @@ def identity_of(
     suite = str(meta.get("harness_suite") or task)
     listed = (spec.get("dataset") or {}).get("sample_ids")
     digest, n_ids = data_hash(summaries, listed if listed else ids)
+    recorded = (meta.get("harness_data_hash") or {}) if isinstance(meta, dict) else {}
+    mine = recorded.get(task) if isinstance(recorded, dict) else None
+    if isinstance(mine, str):
+        # a run that stopped on its decisions: each model's log holds other items, so the
+        # content hash is the one made of the whole dataset before the run
+        digest = mine
     seed = (spec.get("model_generate_config") or {}).get(REPLICATE_FIELD)
+    experiment = _experiment(spec)
+    sequential = meta.get("harness_sequential")
+    if isinstance(sequential, dict):
+        settings = {k: v for k, v in sequential.items() if k not in ("orders", "method")}
+        entry = ("sequential", json.dumps(settings, sort_keys=True))
+        experiment = tuple(sorted((*experiment, entry)))
     return LogIdentity(
         suite=suite,
         task=task,
@@ -357,7 +383,7 @@ def identity_of(
         n_ids=n_ids,
         model=str(spec["model"]),
         model_args=_canonical(spec.get("model_args"), frozenset()),
-        experiment=_experiment(spec),
+        experiment=experiment,
         replicate="" if seed is None else json.dumps(seed),
     )
 
@@ -495,6 +521,7 @@ def read_log(path: str) -> LogRecord | BadLog:
             created=str(spec.get("created", "")),
             metadata=spec.get("metadata") or {},
             samples=samples,
+            stopping=_stopping_metadata(header),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as ex:
         return BadLog(path, f"malformed log: {type(ex).__name__}: {str(ex)[:160]}")

@@ -115,8 +115,15 @@ class LiveFamily:
             "items_observed": self.fed,
             "items_per_model": self.family.model_items(),
             "pairs": [
-                {"a": s.a, "b": s.b, "resolution": s.resolution, "items": s.items,
-                 "estimate": num(s.estimate), "low": num(s.low), "high": num(s.high)}
+                {
+                    "a": s.a,
+                    "b": s.b,
+                    "resolution": s.resolution,
+                    "items": s.items,
+                    "estimate": num(s.estimate),
+                    "low": num(s.low),
+                    "high": num(s.high),
+                }
                 for s in self.family.states()
             ],  # fmt: skip
         }

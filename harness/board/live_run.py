@@ -66,8 +66,9 @@ def decided_tasks(
                 order = ids
                 live = LiveFamily([str(m) for m in models], order, alpha=0.05,
                                   margin=req.margin, budget=req.budget)  # fmt: skip
-                orders[task.name] = order
-                hashes[task.name] = _content_hash(list(task.dataset)[: len(order)])
+                name = str(task.name).split("/")[-1]  # as the log's identity names the task
+                orders[name] = order
+                hashes[name] = _content_hash(list(task.dataset)[: len(order)])
             out.append(task_with(task, model=model, early_stopping=ModelStopper(live, str(model))))
     meta = {
         "harness_sequential": {

@@ -56,6 +56,21 @@ from harness.errors import exit_on_usage_error
     default=None,
     help="inspect-ai's progress display.",
 )
+@click.option(
+    "--until",
+    type=click.Choice(["decided"]),
+    default=None,
+    help="Stop asking a model once every pair it is in is resolved (anytime-valid).",
+)
+@click.option(
+    "--margin", type=float, default=0.05, show_default=True,
+    help="With --until decided: a pair whose CS lies inside +/-margin is equivalent.",
+)  # fmt: skip
+@click.option("--budget", type=int, default=None, help="With --until decided: items per model.")
+@click.option(
+    "--order-seed", type=int, default=0, show_default=True,
+    help="With --until decided: the seed of the items' shared random order.",
+)  # fmt: skip
 @exit_on_usage_error
 def eval_command(
     suite: str,
@@ -73,12 +88,20 @@ def eval_command(
     max_connections: int | None,
     as_json: bool,
     display: str | None,
+    until: str | None,
+    margin: float,
+    budget: int | None,
+    order_seed: int,
 ) -> None:
     """Run a suite on one or more models and print each score with its 95% interval."""
     from harness.cli.kv_args import parse_kv
     from harness.cli.run import EvalRequest, run_eval_records
     from harness.cli.summary_table import print_rows
 
+    if until is None and (budget is not None or order_seed != 0 or margin != 0.05):
+        from harness.errors import HarnessUsageError
+
+        raise HarnessUsageError("--margin, --budget and --order-seed go with --until decided")
     request = EvalRequest(
         suite=suite,
         models=models,
@@ -94,6 +117,10 @@ def eval_command(
         attempt_timeout=attempt_timeout,
         max_connections=max_connections,
         display=display or ("none" if as_json else None),
+        until=until,
+        margin=margin,
+        budget=budget,
+        order_seed=order_seed,
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():

@@ -284,8 +284,11 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         max_retries=req.max_retries,
         timeout=req.timeout,
         attempt_timeout=req.attempt_timeout,
-        metadata={"harness_suite": suite.name, **({"harness_methods": methods} if methods else {}),
-                  **extra},  # fmt: skip
+        metadata={
+            "harness_suite": suite.name,
+            **({"harness_methods": methods} if methods else {}),
+            **extra,
+        },  # fmt: skip
         # the realtime event buffer costs ~25% of inspect's per-sample time on 2 cores (measured
         # with scripted/, 500 samples: 8.3 s vs 6.3 s); resume after SIGKILL works without it,
         # from the samples already flushed to the .eval file (tests/api/test_resume_faults.py)

@@ -121,7 +121,13 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
         )
         for p in group_pairs(group)
     )  # fmt: skip
-    separated = {frozenset((p.model_a, p.model_b)) for p in pairs if rejects(p.p_holm, alpha)}
+    # a pair a `--until decided` run resolved by direction is separated at the run's alpha
+    # (anytime-valid, Bonferroni over its pairs); every other pair by its Holm p
+    separated = {
+        frozenset((p.model_a, p.model_b))
+        for p in pairs
+        if rejects(p.p_holm, alpha) or p.method.startswith(("a > b after", "b > a after"))
+    }
     groups = _groups(order, separated)
     rows = []
     for m in order:

@@ -139,8 +139,36 @@ def group_comparison(group: Group) -> Comparison:
 
 
 def group_pairs(group: Group) -> list[PairResult]:
-    """Every pair of arms of a group, Holm-corrected over the group's tested pairs."""
+    """Every pair of arms of a group, Holm-corrected over the group's tested pairs.
+
+    A group that ran `--until decided` has no fixed-n test: its pairs are the run's own
+    decisions (`decided_pairs`).
+    """
+    if group.records[0].sequential:
+        return decided_pairs(group)
     return [_result(group, p) for p in group_comparison(group).pairs]
+
+
+def decided_pairs(group: Group) -> list[PairResult]:
+    """The decisions a `--until decided` run recorded, one per pair.
+
+    Each carries its resolution, the items it took and its anytime-valid confidence sequence.
+    There is no p-value (p and Holm read "not tested"); the resolution is in the method.
+    """
+    summary = max((r.stopping for r in group.records), key=lambda s: s.get("items_observed", 0))
+    names = {str(r.identity.model): r.identity.arm_label for r in group.records}
+    out = []
+    for p in summary.get("pairs") or []:
+        low, high, est = (math.nan if p.get(k) is None else float(p[k])
+                          for k in ("low", "high", "estimate"))  # fmt: skip
+        method = (
+            f"{p['resolution']} after {p['items']} items; betting confidence sequence, "
+            f"anytime-valid (Bonferroni over pairs)"
+        )
+        test = PairedTest(est, low, high, 0.95, math.nan, method, int(p["items"]), 0, 0)
+        a, b = names.get(p["a"], p["a"]), names.get(p["b"], p["b"])
+        out.append(PairResult(group.suite, group.label, a, b, test, math.nan, p["resolution"]))
+    return out
 
 
 def _result(group: Group, p: PairEstimate) -> PairResult:

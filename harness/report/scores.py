@@ -270,6 +270,22 @@ def record_judge(
     return None
 
 
+def anytime_interval(values: Sequence[float], alpha: float) -> Interval:
+    """The betting confidence sequence of a mean in [0, 1] after `values`, in the order seen.
+
+    For a run that stopped on its decisions (`--until decided`): its n was chosen by the data,
+    so a fixed-n interval would not hold; this one holds at any stopping time.
+    """
+    from harness.stats.sequential import BettingCS
+
+    cs = BettingCS(alpha=alpha, kind="mean")
+    for v in values:
+        cs.update(min(1.0, max(0.0, v)))
+    ci = cs.interval()
+    method = f"betting CS, anytime-valid (n chosen by the data; {ci.method})"
+    return Interval(ci.estimate, ci.low, ci.high, 1 - alpha, method, ci.n)
+
+
 def score_rows(record: LogRecord) -> list[SummaryRow]:
     """The summary rows of one log, one or more per scorer."""
     return arm_rows([record])
@@ -311,6 +327,13 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
         metric = label if binary else scorer
         labels = [clusters[u] for u in units] if clusters else None
         means = [_mean(values[u]) for u in units]
+        sequential = first.sequential
+        if sequential and len(records) == 1:
+            order = (sequential.get("orders") or {}).get(first.task) or units
+            seen = [u for u in order if u in values] + [u for u in units if u not in order]
+            ci = anytime_interval([_mean(values[u]) for u in seen], float(sequential["alpha"]))
+            rows.append(row(metric, ci, len(units), errors))
+            continue
         rows.append(row(metric, estimate(design, means, labels), len(units), errors))
         fewest = min(len(vs) for vs in values.values())
         if binary and fewest > 1:

@@ -1,0 +1,118 @@
+"""`harness eval --until decided`, live: three models of different skill stop early, and their
+decisions agree with a full run's fixed-n engine on the same items."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+from harness.report.data import build_report
+from harness.stats.compare import compare
+from harness.stats.design import Design
+from harness.suites.arith.task import arith
+
+SKILL = {"good": 0.95, "mid": 0.5, "bad": 0.05}
+
+
+@pytest.fixture(scope="module")
+def replays(tmp_path_factory):
+    root = tmp_path_factory.mktemp("replays")
+    rng = np.random.default_rng(0)
+    truth = {}
+    for name, p in SKILL.items():
+        lines = []
+        for s in arith(n=200).dataset:
+            right = bool(rng.random() < p)
+            truth.setdefault(name, {})[str(s.id)] = float(right)
+            lines.append(json.dumps({"id": s.id, "output": str(s.target) if right else "-1"}))
+        (root / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    return root, truth
+
+
+def _eval(*args: str):
+    return CliRunner().invoke(main, ["eval", "--suite", "arith", "--display", "none", *args])
+
+
+def test_decided_run_stops_early_and_agrees_with_the_full_data(replays, tmp_path):
+    root, truth = replays
+    models = [f"replay/{root / name}.jsonl" for name in SKILL]
+    args = [a for m in models for a in ("--model", m)]
+    result = _eval(*args, "--until", "decided", "--log-dir", str(tmp_path / "logs"), "--json")
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout[result.stdout.index("{") :])
+    rows = printed["scores"]
+    assert len(rows) == 3 and min(r["n"] for r in rows) < 200  # stopped early
+    assert all("anytime-valid" in r["ci_method"] for r in rows)  # no fixed-n interval
+    decided = {(p["model_a"], p["model_b"]): p for p in printed["pairs"]}
+    assert len(decided) == 3 and all("after" in p["test"]["method"] for p in decided.values())
+    full = compare(Design(), {f"replay/{root / n}.jsonl": truth[n] for n in SKILL})
+    for p in full.pairs:
+        mine = decided.get((p.arm_a, p.arm_b))
+        flipped = mine is None
+        mine = mine or decided[(p.arm_b, p.arm_a)]
+        resolution = mine["note"]
+        if resolution in ("a > b", "b > a") and p.significant(0.05):
+            sign = 1 if (resolution == "a > b") != flipped else -1
+            assert sign * p.test.estimate > 0, (p, mine)  # the same direction as the full data
+    report = build_report([str(tmp_path / "logs")])
+    assert len(report.pairs) == 3 and not report.not_comparable
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--until", "decided", "--margin", "-0.1"], "--margin"),
+        (["--until", "decided", "--budget", "0"], "--budget"),
+        (["--until", "decided"], "two or more --model"),
+        (["--budget", "5"], "go with --until decided"),
+    ],
+)
+def test_bad_settings_are_one_line(replays, tmp_path, extra, says):
+    root, _ = replays
+    result = _eval("--model", f"replay/{root}/good.jsonl", "--log-dir", str(tmp_path), *extra)
+    if "two or more" not in says and "go with" not in says:
+        result = _eval("--model", f"replay/{root}/good.jsonl", "--model",
+                       f"replay/{root}/bad.jsonl", "--log-dir", str(tmp_path), *extra)  # fmt: skip
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_the_anytime_interval_follows_the_recorded_order(replays, tmp_path):
+    """The score row is the CS over the items in the order they were asked."""
+    from harness.logs import read_logs
+    from harness.report.scores import anytime_interval, score_rows
+
+    root, truth = replays
+    args = ["--model", f"replay/{root}/good.jsonl", "--model", f"replay/{root}/bad.jsonl"]
+    assert _eval(*args, "--until", "decided", "--log-dir", str(tmp_path)).exit_code == 0
+    for record in read_logs([str(tmp_path)]).used:
+        order = record.sequential["orders"][record.task]
+        name = "good" if "good" in record.model else "bad"
+        asked = [u for u in order if u in {s.id for s in record.samples}]
+        [row] = score_rows(record)
+        ci = anytime_interval([truth[name][u] for u in asked], 0.05)
+        assert (row.value, row.ci_low, row.ci_high, row.n) == (
+            ci.estimate,
+            ci.low,
+            ci.high,
+            len(asked),
+        )
+        assert asked == order[: len(asked)]  # a prefix of the shared order
+
+
+def test_the_site_ranks_by_the_resolved_directions(replays, tmp_path):
+    from pathlib import Path
+
+    from harness.leaderboard.build import build_site
+
+    root, _ = replays
+    args = [a for n in SKILL for a in ("--model", f"replay/{root}/{n}.jsonl")]
+    assert _eval(*args, "--until", "decided", "--log-dir", str(tmp_path / "l")).exit_code == 0
+    site = build_site([str(tmp_path / "l")], str(tmp_path / "site"), viewer=False)
+    board = json.loads((Path(site.site) / "leaderboard.json").read_text())
+    [table] = board["tasks"]
+    ranks = {row["model"].split("/")[-1].split("~")[0]: row["rank"] for row in table["rows"]}
+    assert ranks == {"good.jsonl": 1, "mid.jsonl": 2, "bad.jsonl": 3}
+    assert all("anytime-valid" in p["method"] for p in table["pairs"])
