@@ -65,14 +65,15 @@ def test_decided_run_stops_early_and_agrees_with_the_full_data(replays, tmp_path
     [
         (["--until", "decided", "--margin", "-0.1"], "--margin"),
         (["--until", "decided", "--budget", "0"], "--budget"),
-        (["--until", "decided"], "two or more --model"),
+        (["--until", "decided"], "give --width W"),
+        (["--until", "decided", "--width", "0"], "--width must be in"),
         (["--budget", "5"], "go with --until decided"),
     ],
 )
 def test_bad_settings_are_one_line(replays, tmp_path, extra, says):
     root, _ = replays
     result = _eval("--model", f"replay/{root}/good.jsonl", "--log-dir", str(tmp_path), *extra)
-    if "two or more" not in says and "go with" not in says:
+    if says not in ("give --width W", "go with --until decided", "--width must be in"):
         result = _eval("--model", f"replay/{root}/good.jsonl", "--model",
                        f"replay/{root}/bad.jsonl", "--log-dir", str(tmp_path), *extra)  # fmt: skip
     assert result.exit_code == 2 and says in result.output, result.output
@@ -116,3 +117,20 @@ def test_the_site_ranks_by_the_resolved_directions(replays, tmp_path):
     ranks = {row["model"].split("/")[-1].split("~")[0]: row["rank"] for row in table["rows"]}
     assert ranks == {"good.jsonl": 1, "mid.jsonl": 2, "bad.jsonl": 3}
     assert all("anytime-valid" in p["method"] for p in table["pairs"])
+
+
+def test_one_model_stops_when_its_interval_is_narrower_than_the_width(replays, tmp_path):
+    from harness.logs import read_logs
+
+    root, _ = replays
+    result = _eval("--model", f"replay/{root}/good.jsonl", "--until", "decided",
+                   "--width", "0.3", "--log-dir", str(tmp_path), "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout[result.stdout.index("{") :])["scores"]
+    assert row["n"] < 200 and row["ci_high"] - row["ci_low"] < 0.3 + 2e-3  # the grid's step
+    assert "anytime-valid" in row["ci_method"]
+    [record] = read_logs([str(tmp_path)]).used
+    # the family stopped at its width; up to LAG items already in flight were answered too, and
+    # the row's sequence, over every item asked in order, holds at that later time as well
+    observed = record.stopping["items_per_model"][f"replay/{root}/good.jsonl"]
+    assert observed <= row["n"] <= observed + 4

@@ -31,6 +31,43 @@ from harness.logs import parse_score
 LAG = 4  # items a model may run ahead of the last item observed
 
 
+class WidthFamily:
+    """One model with nothing to compare: asked until its CS is narrower than `width`.
+
+    The same interface as `PairFamily` (`active`, `observe`, `n`, `model_items`, `states`); the
+    interval is a betting CS for the mean score (Waudby-Smith and Ramdas 2024), so stopping on
+    its width keeps it valid.
+    """
+
+    def __init__(self, model: str, *, alpha: float, width: float, budget: int | None) -> None:
+        """A single model's stopping rule."""
+        from harness.stats.sequential import BettingCS
+
+        self.model, self.width, self.budget = model, width, budget
+        self.cs = BettingCS(alpha=alpha, kind="mean")
+        self.n = 0
+        self._asked = True
+
+    def active(self) -> tuple[str, ...]:
+        """The model while its interval is wider than `width` and the budget lasts."""
+        return (self.model,) if self._asked else ()
+
+    def observe(self, scores: dict[str, float]) -> None:
+        """One item's score."""
+        self.cs.update(scores[self.model])
+        self.n += 1
+        narrow = self.cs.interval().width < self.width
+        self._asked = not narrow and (self.budget is None or self.n < self.budget)
+
+    def model_items(self) -> dict[str, int]:
+        """Items the model was asked."""
+        return {self.model: self.n}
+
+    def states(self) -> tuple[Any, ...]:
+        """No pairs."""
+        return ()
+
+
 class LiveFamily:
     """The state one task's stoppers share: the order, the scores so far, the pair family."""
 
@@ -42,13 +79,18 @@ class LiveFamily:
         alpha: float,
         margin: float,
         budget: int | None,
+        width: float | None = None,
         lag: int = LAG,
     ) -> None:
-        """A family over `models`, fed items in `order`."""
+        """A family over `models` (one model: stopped by `width`), fed items in `order`."""
         self.models = tuple(models)
         self.order = tuple(order)
         self.position = {item: i for i, item in enumerate(self.order)}
-        self.family = PairFamily(self.models, alpha=alpha, margin=margin, budget=budget)
+        self.family: PairFamily | WidthFamily
+        if len(self.models) == 1 and width is not None:
+            self.family = WidthFamily(self.models[0], alpha=alpha, width=width, budget=budget)
+        else:
+            self.family = PairFamily(self.models, alpha=alpha, margin=margin, budget=budget)
         self.alpha, self.margin, self.budget, self.lag = alpha, margin, budget, lag
         self.scores: dict[str, dict[str, float]] = {}
         self.fed = 0
@@ -83,6 +125,8 @@ class LiveFamily:
             return None
         if self.budget is not None and self.family.n >= self.budget:
             return f"budget of {self.budget} items reached"
+        if isinstance(self.family, WidthFamily):
+            return f"its interval is narrower than {self.family.width:g}"
         return f"every pair of {model} is resolved"
 
     async def scored(self, model: str, item: str, value: float) -> None:

@@ -28,11 +28,16 @@ def check_decided(req: Any, n_models: int) -> None:
         raise HarnessUsageError(f"--budget must be at least 1 item, got {req.budget}")
     if req.epochs != 1:
         raise HarnessUsageError("--until decided runs one epoch per item; leave out --epochs")
-    if n_models < 2:
+    width = req.width
+    if width is not None and not (math.isfinite(width) and 0 < width <= 1):
+        raise HarnessUsageError(f"--width must be in (0, 1], got {width}")
+    if n_models < 2 and width is None:
         raise HarnessUsageError(
-            "--until decided compares models: give two or more --model (one model's own "
-            "stopping width is not built)"
+            "--until decided with one model stops on its interval's width: give --width W, "
+            "or two or more --model to compare"
         )
+    if n_models >= 2 and width is not None:
+        raise HarnessUsageError("--width is for one model; with several, pairs decide")
 
 
 def _content_hash(samples: Sequence[Any]) -> str:
@@ -65,7 +70,8 @@ def decided_tasks(
             if live is None:
                 order = ids
                 live = LiveFamily([str(m) for m in models], order, alpha=0.05,
-                                  margin=req.margin, budget=req.budget)  # fmt: skip
+                                  margin=req.margin, budget=req.budget,
+                                  width=req.width)  # fmt: skip
                 name = str(task.name).split("/")[-1]  # as the log's identity names the task
                 orders[name] = order
                 hashes[name] = _content_hash(list(task.dataset)[: len(order)])
@@ -73,7 +79,7 @@ def decided_tasks(
     meta = {
         "harness_sequential": {
             "until": "decided", "alpha": 0.05, "margin": req.margin, "budget": req.budget,
-            "order_seed": req.order_seed, "orders": orders,
+            "order_seed": req.order_seed, "width": req.width, "orders": orders,
             "method": "betting confidence sequences, Bonferroni over pairs, anytime-valid",
         },
         "harness_data_hash": hashes,

@@ -68,6 +68,10 @@ from harness.errors import exit_on_usage_error
 )  # fmt: skip
 @click.option("--budget", type=int, default=None, help="With --until decided: items per model.")
 @click.option(
+    "--width", type=float, default=None,
+    help="With --until decided and one model: stop once its interval is narrower than this.",
+)  # fmt: skip
+@click.option(
     "--order-seed", type=int, default=0, show_default=True,
     help="With --until decided: the seed of the items' shared random order.",
 )  # fmt: skip
@@ -92,16 +96,19 @@ def eval_command(
     margin: float,
     budget: int | None,
     order_seed: int,
+    width: float | None,
 ) -> None:
     """Run a suite on one or more models and print each score with its 95% interval."""
     from harness.cli.kv_args import parse_kv
     from harness.cli.run import EvalRequest, run_eval_records
     from harness.cli.summary_table import print_rows
 
-    if until is None and (budget is not None or order_seed != 0 or margin != 0.05):
+    if until is None and (budget is not None or order_seed or margin != 0.05 or width is not None):
         from harness.errors import HarnessUsageError
 
-        raise HarnessUsageError("--margin, --budget and --order-seed go with --until decided")
+        raise HarnessUsageError(
+            "--margin, --budget, --width and --order-seed go with --until decided"
+        )
     request = EvalRequest(
         suite=suite,
         models=models,
@@ -121,6 +128,7 @@ def eval_command(
         margin=margin,
         budget=budget,
         order_seed=order_seed,
+        width=width,
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():

@@ -51,6 +51,7 @@ class EvalRequest:
     margin: float = 0.05  # equivalence margin of --until decided
     budget: int | None = None  # items per model at most, with --until decided
     order_seed: int = 0  # the shared random order of items, with --until decided
+    width: float | None = None  # with --until decided and one model: stop below this width
 
 
 def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
