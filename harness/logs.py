@@ -148,9 +148,21 @@ class LogRecord:
 
     @property
     def sequential(self) -> dict[str, Any]:
-        """The settings of `--until decided` when the run stopped on its decisions, else {}."""
+        """The settings of `--until decided` when the run stopped on its decisions, else {}.
+
+        Another's log is hostile: settings of the wrong form (alpha outside (0, 1), orders not
+        lists of ids) read as {}, so the log is reported like any other, not a traceback.
+        """
         value = self.metadata.get("harness_sequential")
-        return value if isinstance(value, dict) else {}
+        if not isinstance(value, dict):
+            return {}
+        alpha, orders = value.get("alpha"), value.get("orders")
+        if not (isinstance(alpha, int | float) and 0 < alpha < 1 and isinstance(orders, dict)):
+            return {}
+        if not all(isinstance(o, list) and all(isinstance(i, str) for i in o)
+                   for o in orders.values()):  # fmt: skip
+            return {}
+        return value
 
     @property
     def suite(self) -> str:

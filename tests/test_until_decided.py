@@ -134,3 +134,33 @@ def test_one_model_stops_when_its_interval_is_narrower_than_the_width(replays, t
     # the row's sequence, over every item asked in order, holds at that later time as well
     observed = record.stopping["items_per_model"][f"replay/{root}/good.jsonl"]
     assert observed <= row["n"] <= observed + 4
+
+
+def test_a_decided_log_with_malformed_settings_is_reported_not_a_traceback(replays, tmp_path):
+    """Another's log is hostile: forged sequential settings or decisions cost no traceback."""
+    import dataclasses
+
+    from harness.logs import read_logs
+    from harness.report.pairs import comparable_groups, group_pairs
+    from harness.report.scores import score_rows
+
+    root, _ = replays
+    args = ["--model", f"replay/{root}/good.jsonl", "--model", f"replay/{root}/bad.jsonl"]
+    assert _eval(*args, "--until", "decided", "--log-dir", str(tmp_path)).exit_code == 0
+    records = list(read_logs([str(tmp_path)]).used)
+    forged = [
+        dataclasses.replace(
+            r,
+            metadata={**r.metadata, "harness_sequential": {"alpha": "x", "orders": [1]}},
+            stopping={"pairs": [{"a": 1}, "=HYPERLINK(1)", None]},
+        )
+        for r in records
+    ]
+    for r in forged:
+        assert r.sequential == {} and score_rows(r)[0].ci_method == "wilson"
+    bad_decisions = [
+        dataclasses.replace(r, stopping={"pairs": [{"a": "x", "b": "y", "items": "9"}]})
+        for r in records
+    ]
+    [group], _ = comparable_groups(bad_decisions)
+    assert group_pairs(group) == []

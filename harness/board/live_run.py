@@ -17,6 +17,10 @@ from typing import Any
 from harness.board.live import LiveFamily, ModelStopper
 from harness.errors import HarnessUsageError
 
+# The family-wise level of a live run's decisions (Bonferroni over its pairs); the same as the
+# engine's default alpha, so a decided run and a full run answer at one level.
+ALPHA = 0.05
+
 
 def check_decided(req: Any, n_models: int) -> None:
     """One-line errors for settings `--until decided` cannot take."""
@@ -69,7 +73,7 @@ def decided_tasks(
             ids = [str(s.id) for s in task.dataset][: req.limit or None]
             if live is None:
                 order = ids
-                live = LiveFamily([str(m) for m in models], order, alpha=0.05,
+                live = LiveFamily([str(m) for m in models], order, alpha=ALPHA,
                                   margin=req.margin, budget=req.budget,
                                   width=req.width)  # fmt: skip
                 name = str(task.name).split("/")[-1]  # as the log's identity names the task
@@ -78,7 +82,7 @@ def decided_tasks(
             out.append(task_with(task, model=model, early_stopping=ModelStopper(live, str(model))))
     meta = {
         "harness_sequential": {
-            "until": "decided", "alpha": 0.05, "margin": req.margin, "budget": req.budget,
+            "until": "decided", "alpha": ALPHA, "margin": req.margin, "budget": req.budget,
             "order_seed": req.order_seed, "width": req.width, "orders": orders,
             "method": "betting confidence sequences, Bonferroni over pairs, anytime-valid",
         },

@@ -158,7 +158,10 @@ def decided_pairs(group: Group) -> list[PairResult]:
     summary = max((r.stopping for r in group.records), key=lambda s: s.get("items_observed", 0))
     names = {str(r.identity.model): r.identity.arm_label for r in group.records}
     out = []
-    for p in summary.get("pairs") or []:
+    pairs = summary.get("pairs")
+    for p in pairs if isinstance(pairs, list) else []:
+        if not _decision_ok(p):  # another's log: a malformed decision is left out
+            continue
         low, high, est = (math.nan if p.get(k) is None else float(p[k])
                           for k in ("low", "high", "estimate"))  # fmt: skip
         method = (
@@ -169,6 +172,18 @@ def decided_pairs(group: Group) -> list[PairResult]:
         a, b = names.get(p["a"], p["a"]), names.get(p["b"], p["b"])
         out.append(PairResult(group.suite, group.label, a, b, test, math.nan, p["resolution"]))
     return out
+
+
+def _decision_ok(p: object) -> bool:
+    """Whether a recorded decision has the form `harness.board.live` writes."""
+    if not isinstance(p, dict):
+        return False
+    names = isinstance(p.get("a"), str) and isinstance(p.get("b"), str)
+    resolution = p.get("resolution") in ("a > b", "b > a", "equivalent", "unresolved")
+    items = isinstance(p.get("items"), int) and not isinstance(p.get("items"), bool)
+    numbers = all(p.get(k) is None or isinstance(p.get(k), int | float)
+                  for k in ("low", "high", "estimate"))  # fmt: skip
+    return names and resolution and items and numbers
 
 
 def _result(group: Group, p: PairEstimate) -> PairResult:
