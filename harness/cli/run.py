@@ -264,6 +264,12 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     if req.until is not None:
         from harness.board.live_run import decided_tasks
 
+        if suite.design.score == "unbounded":
+            raise HarnessUsageError(
+                f"--until decided needs scores in [0, 1]; suite '{suite.name}' declares "
+                "unbounded scores"
+            )
+
         def fresh() -> list[Any]:
             return build_tasks(suite, req.task_args, str(folder) if folder else None)
 

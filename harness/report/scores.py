@@ -328,7 +328,7 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
         labels = [clusters[u] for u in units] if clusters else None
         means = [_mean(values[u]) for u in units]
         sequential = first.sequential
-        if sequential and len(records) == 1:
+        if sequential:  # replicates of a decided run pool in the first one's order
             order = (sequential.get("orders") or {}).get(first.task) or units
             seen = [u for u in order if u in values] + [u for u in units if u not in order]
             ci = anytime_interval([_mean(values[u]) for u in seen], float(sequential["alpha"]))
