@@ -264,7 +264,8 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     if req.until is not None:
         from harness.board.live_run import decided_tasks
 
-        if suite.design.score == "unbounded":
+        score_type = suite.design.score
+        if score_type == "unbounded":
             raise HarnessUsageError(
                 f"--until decided needs scores in [0, 1]; suite '{suite.name}' declares "
                 "unbounded scores"
