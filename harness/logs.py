@@ -124,6 +124,8 @@ class SampleScore:
     metadata: dict[str, Any]  # the sample's metadata (the summaries' thinned copy)
     usage: dict[str, Any]  # model_usage: tokens by model
     flags: int = 0  # integrity flags its scores carry (score metadata `integrity_flags`)
+    working_time: float = math.nan  # seconds the sample worked (inspect's working_time)
+    total_time: float = math.nan  # seconds from its start to its end, waits included
 
 
 def _flag_count(scores: Any) -> int:
@@ -145,6 +147,9 @@ class LogRecord:
     metadata: dict[str, Any]  # the eval's metadata (harness_suite, harness_methods, preset...)
     samples: tuple[SampleScore, ...]  # one per sample and epoch
     stopping: dict[str, Any] = field(default_factory=dict)  # early-stopping metadata (decisions)
+    # the log's current metadata: the eval's, with the edits made after the run (inspect's
+    # `edit_eval_log`), where the manifest's outputs hash is written; never in the identity
+    current_metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
     def sequential(self) -> dict[str, Any]:
@@ -300,11 +305,14 @@ def _without_ids(value: Any) -> Any:
     return value
 
 
-def data_hash(summaries: Iterable[dict[str, Any]], ids: Iterable[str]) -> tuple[str, int]:
-    """12 hex digits of the SHA-256 of the samples' ids, inputs, choices and targets.
+def data_hash(
+    summaries: Iterable[dict[str, Any]], ids: Iterable[str], digits: int = 12
+) -> tuple[str, int]:
+    """`digits` hex digits of the SHA-256 of the samples' ids, inputs, choices and targets.
 
     The ids listed in the header are the samples run; the summaries give their content (one
-    epoch each). Two data sets with the same ids and other content hash apart.
+    epoch each). Two data sets with the same ids and other content hash apart. The identity
+    keeps 12 digits; the manifest (`harness.eval.manifest`) keeps all 64.
     """
     content: dict[str, str] = {}
     for s in summaries:
@@ -316,7 +324,7 @@ def data_hash(summaries: Iterable[dict[str, Any]], ids: Iterable[str]) -> tuple[
     digest = hashlib.sha256()
     for sid in sample_ids:
         digest.update(json.dumps([sid, content.get(sid, "")]).encode() + b"\n")
-    return digest.hexdigest()[:12], len(sample_ids)
+    return digest.hexdigest()[:digits], len(sample_ids)
 
 
 def _settings_of(suite: str) -> frozenset[str]:
@@ -492,6 +500,22 @@ def _error_text(error: Any) -> str:
     return (message or "error").splitlines()[0][:160] if message else "error"
 
 
+def _seconds(value: Any) -> float:
+    """A sample's time in seconds, or nan where the log has none (or not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value) if math.isfinite(value) and value >= 0 else math.nan
+
+
+def _current_metadata(header: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """The log's metadata with its post-run edits (inspect's `log_updates`), else the eval's."""
+    current = header.get("metadata")
+    if isinstance(current, dict) and current:
+        return current
+    meta = spec.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
 def read_log(path: str) -> LogRecord | BadLog:
     """One log as a `LogRecord`, or a `BadLog` saying why it cannot be used."""
     if "://" not in path and not Path(path).is_file():  # a FIFO would block the reader
@@ -521,6 +545,8 @@ def read_log(path: str) -> LogRecord | BadLog:
                 metadata=s.get("metadata") or {},
                 usage=s.get("model_usage") or {},
                 flags=_flag_count(s.get("scores")),
+                working_time=_seconds(s.get("working_time")),
+                total_time=_seconds(s.get("total_time")),
             )
             for s in summaries
         )
@@ -534,6 +560,7 @@ def read_log(path: str) -> LogRecord | BadLog:
             metadata=spec.get("metadata") or {},
             samples=samples,
             stopping=_stopping_metadata(header),
+            current_metadata=_current_metadata(header, spec),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as ex:
         return BadLog(path, f"malformed log: {type(ex).__name__}: {str(ex)[:160]}")

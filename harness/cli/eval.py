@@ -75,6 +75,13 @@ from harness.errors import exit_on_usage_error
     "--order-seed", type=int, default=0, show_default=True,
     help="With --until decided: the seed of the items' shared random order.",
 )  # fmt: skip
+@click.option(
+    "--model-cost-config", default=None, metavar="FILE",
+    help="inspect: model prices (YAML or JSON of ModelCost, $ per million tokens).",
+)  # fmt: skip
+@click.option(
+    "--cost-limit", type=float, default=None, help="inspect: dollars a sample may spend."
+)
 @exit_on_usage_error
 def eval_command(
     suite: str,
@@ -97,6 +104,8 @@ def eval_command(
     budget: int | None,
     order_seed: int,
     width: float | None,
+    model_cost_config: str | None,
+    cost_limit: float | None,
 ) -> None:
     """Run a suite on one or more models and print each score with its 95% interval."""
     from harness.cli.kv_args import parse_kv
@@ -129,6 +138,8 @@ def eval_command(
         budget=budget,
         order_seed=order_seed,
         width=width,
+        model_cost_config=model_cost_config,
+        cost_limit=cost_limit,
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():

@@ -52,6 +52,8 @@ class EvalRequest:
     budget: int | None = None  # items per model at most, with --until decided
     order_seed: int = 0  # the shared random order of items, with --until decided
     width: float | None = None  # with --until decided and one model: stop below this width
+    model_cost_config: str | None = None  # inspect's price file (YAML or JSON of ModelCost)
+    cost_limit: float | None = None  # inspect's per-sample cost limit in dollars
 
 
 def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
@@ -257,10 +259,18 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     ):
         if value is not None and value < 1:
             raise HarnessUsageError(f"{flag} must be at least 1, got {value}")
+    if req.model_cost_config is not None or req.cost_limit is not None:
+        from harness.eval.pricing import apply_prices
+
+        apply_prices(req.model_cost_config, req.cost_limit, models)
     connections = req.max_connections or max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
     set_aside_unreadable_logs(req.log_dir)
-    extra: dict[str, Any] = {}
+    from harness.eval.manifest import MANIFEST_KEY, run_manifest, write_outputs
+
+    extra: dict[str, Any] = {
+        MANIFEST_KEY: run_manifest(tasks, suite.tasks, models, req.task_args, req.limit)
+    }
     if req.until is not None:
         from harness.board.live_run import decided_tasks
 
@@ -274,7 +284,8 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         def fresh() -> list[Any]:
             return build_tasks(suite, req.task_args, str(folder) if folder else None)
 
-        tasks, extra = decided_tasks(fresh, models, req)
+        tasks, decided = decided_tasks(fresh, models, req)
+        extra.update(decided)
     ok, logs = eval_set(
         tasks,
         log_dir=req.log_dir,
@@ -301,11 +312,15 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         # with scripted/, 500 samples: 8.3 s vs 6.3 s); resume after SIGKILL works without it,
         # from the samples already flushed to the .eval file (tests/api/test_resume_faults.py)
         log_realtime=False,
+        model_cost_config=req.model_cost_config,
+        cost_limit=req.cost_limit,
     )
     rows: list[SummaryRow] = []
     records = []
     for log in logs:
         if log.location:
+            if log.status == "success":
+                write_outputs(log.location)  # the outputs' hash exists only now
             record = read_log(log.location)
             if isinstance(record, BadLog):
                 raise HarnessUsageError(f"cannot read the log just written: {record.reason}")

@@ -1,0 +1,1 @@
+"""What `harness eval` adds around inspect's `eval_set`: model prices and the run's manifest."""

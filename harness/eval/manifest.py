@@ -1,0 +1,370 @@
+"""The manifest of a run: what went into each score, by content hash, written into its log.
+
+Before the run, `run_manifest` hashes what the tasks and models are made of and `harness eval`
+puts it in the eval's metadata (`harness_manifest`), one entry per task and per model:
+
+- data: SHA-256 of the samples' ids, inputs, choices and targets (`harness.logs.data_hash`,
+  the function the run identity uses, with all 64 digits), and one digest per sample;
+- code: SHA-256 of the source files of the scorers, the solvers and the task function (a
+  closure's file and the files of the functions it closes over), and of the model provider;
+- judge: for judged scores, the task arguments that name a judge model (secrets redacted) and
+  the SHA-256 of each labels file the arguments name;
+- sandbox: the task's sandbox spec, and the SHA-256 of its config file where it names one;
+- environment: the harness version and git state (commit, dirty or not, a hash of the diff),
+  the versions of the packages that matter, Python, and the hardware (CPU and GPU model).
+
+After the run, what only the finished log can give is added to the log through inspect's log
+API (`edit_eval_log`, a metadata edit with its provenance, then `write_eval_log`), under
+`harness_manifest_outputs`: SHA-256 of the plan's solvers and their parameters (the prompt
+templates), and SHA-256 over the ordered per-sample outputs, with one digest per sample and
+epoch. The eval's own metadata is left as it was, so the manifest never enters the run
+identity (`harness.logs.identity_of`): a re-run on another machine still compares.
+
+No model argument, key or environment variable is written; task arguments pass through
+`harness.logs.redact`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MANIFEST_KEY = "harness_manifest"  # eval metadata, written before the run
+OUTPUTS_KEY = "harness_manifest_outputs"  # a post-run metadata edit of the log
+VERSION = 1
+SAMPLE_DIGITS = 10  # hex digits of one sample's digest: enough to tell samples apart
+PACKAGES = ("inspect_ai", "harness", "numpy", "scipy", "torch", "transformers", "datasets",
+            "openai", "anthropic", "vllm", "triton")  # fmt: skip
+MAX_SOURCE_DEPTH = 3  # closures followed from a scorer or solver to the functions it wraps
+
+
+def sha256_text(text: str | bytes) -> str:
+    """The SHA-256 of a text (UTF-8) or bytes, 64 hex digits."""
+    data = text.encode() if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical(value: Any) -> str:
+    """JSON with sorted keys: the form every hash here is taken of."""
+    return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def _sample_fields(sample: Any) -> dict[str, Any]:
+    """A dataset sample as the log's summary holds it (input messages as JSON)."""
+    value = sample.input
+    if not isinstance(value, str):
+        value = [m.model_dump(mode="json", exclude_none=True) for m in value]
+    return {"id": sample.id, "input": value, "choices": sample.choices, "target": sample.target}
+
+
+def data_manifest(samples: Sequence[Any]) -> dict[str, Any]:
+    """The data's SHA-256 and each sample's digest, by the run identity's hash function."""
+    from harness.logs import data_hash
+
+    rows = [_sample_fields(s) for s in samples]
+    ids = [str(r["id"]) for r in rows]
+    whole, n = data_hash(rows, ids, digits=64)
+    per_sample = {i: data_hash([r], [i], digits=SAMPLE_DIGITS)[0] for i, r in zip(ids, rows,
+                                                                                   strict=True)}
+    return {"sha256": whole, "n": n, "per_sample": per_sample}
+
+
+def _functions(obj: Any, depth: int) -> Iterable[Any]:
+    """The function behind a scorer or solver, and those its closure holds, to a depth."""
+    if depth < 0 or obj is None:
+        return
+    if isinstance(obj, Sequence) and not isinstance(obj, str):  # a chain of solvers
+        for item in obj:
+            yield from _functions(item, depth)
+        return
+    fn = inspect.unwrap(obj) if callable(obj) else obj
+    if not inspect.isfunction(fn):
+        fn = type(fn) if not inspect.isclass(fn) else fn
+        if inspect.isclass(fn):
+            yield fn
+        return
+    yield fn
+    for cell in fn.__closure__ or ():
+        try:
+            inner = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if callable(inner) or _solver_list(inner):
+            yield from _functions(inner, depth - 1)
+
+
+def _solver_list(value: Any) -> bool:
+    """A short list of callables (a chain's steps), not data a closure happens to hold."""
+    if isinstance(value, str) or not isinstance(value, Sequence) or len(value) > 64:
+        return False
+    return bool(value) and all(callable(v) for v in value)
+
+
+def source_files(objs: Iterable[Any]) -> list[str]:
+    """The source files the objects' functions are defined in, sorted and without repeats."""
+    files: set[str] = set()
+    for obj in objs:
+        for fn in _functions(obj, MAX_SOURCE_DEPTH):
+            try:
+                path = inspect.getsourcefile(fn)
+            except TypeError:  # a builtin
+                continue
+            if path and Path(path).is_file():
+                files.add(str(Path(path).resolve()))
+    return sorted(files)
+
+
+def code_hash(objs: Iterable[Any]) -> str:
+    """SHA-256 over the content of the objects' source files (names left out: a checkout
+    in another folder hashes the same)."""
+    digest = hashlib.sha256()
+    for path in source_files(objs):
+        digest.update(sha256_text(Path(path).read_bytes()).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _file_hash(value: Any) -> str | None:
+    if isinstance(value, str) and value and Path(value).expanduser().is_file():
+        return sha256_text(Path(value).expanduser().read_bytes())
+    return None
+
+
+def judge_manifest(task_args: dict[str, Any]) -> dict[str, Any]:
+    """The judge model arguments (redacted) and the SHA-256 of the labels files named."""
+    from harness.logs import redact
+
+    judge = {k: redact(k, v) for k, v in sorted(task_args.items())
+             if "judge" in k.lower() or "grader" in k.lower()}  # fmt: skip
+    labels = {k: h for k, v in sorted(task_args.items())
+              if "label" in k.lower() and (h := _file_hash(v)) is not None}  # fmt: skip
+    return {"models": judge, "labels": labels} if judge or labels else {}
+
+
+def sandbox_manifest(sandbox: Any) -> dict[str, Any]:
+    """The sandbox spec as text, and its config file's SHA-256 where it names one."""
+    if sandbox is None:
+        return {}
+    kind = getattr(sandbox, "type", None)
+    config = getattr(sandbox, "config", None)
+    if kind is None and isinstance(sandbox, tuple | list) and sandbox:
+        kind, config = sandbox[0], (sandbox[1] if len(sandbox) > 1 else None)
+    out: dict[str, Any] = {"type": str(kind if kind is not None else sandbox),
+                           "config": canonical(config) if config is not None else None}  # fmt: skip
+    if (h := _file_hash(config)) is not None:
+        out["config_sha256"] = h
+    return out
+
+
+def task_manifest(task: Any, function: Any, task_args: dict[str, Any], limit: int | None) -> dict:
+    """One task's data, code, judge and sandbox hashes, from the task object that will run."""
+    samples = list(task.dataset)[: limit or None]
+    scorers = task.scorer or []
+    return {
+        "data": data_manifest(samples),
+        "code": {
+            "scorer": code_hash(scorers if isinstance(scorers, list) else [scorers]),
+            "solver": code_hash([task.solver]),
+            "task": code_hash([function]),
+        },
+        "judge": judge_manifest(task_args),
+        "sandbox": sandbox_manifest(task.sandbox),
+    }
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=20,
+                              check=False)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode(errors="replace") if done.returncode == 0 else None
+
+
+def git_state() -> dict[str, Any]:
+    """The harness checkout's commit, whether it is dirty, and a hash of its diff."""
+    root = Path(__file__).resolve().parents[2]
+    commit = _git(root, "rev-parse", "HEAD")
+    if commit is None:
+        return {"commit": None, "dirty": None, "note": "not a git checkout"}
+    status = _git(root, "status", "--porcelain", "--untracked-files=no") or ""
+    diff = _git(root, "diff", "HEAD") or ""
+    return {"commit": commit.strip(), "dirty": bool(status.strip()),
+            "diff_sha256": sha256_text(diff) if diff else None}  # fmt: skip
+
+
+def package_versions() -> dict[str, str]:
+    """The installed versions of the packages that change what a run computes."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name.replace("_", "-"))
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+@functools.cache
+def hardware() -> dict[str, Any]:
+    """The CPU model and core count, and the GPU models where any is visible."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpus: list[str] = []
+    torch = sys.modules.get("torch")  # never imported here just to ask
+    if torch is not None and torch.cuda.is_available():
+        gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return {"cpu": cpu, "cores": os.cpu_count(), "gpus": gpus, "system": platform.system()}
+
+
+def environment() -> dict[str, Any]:
+    """What the run ran on: harness version and git state, packages, hardware."""
+    versions = package_versions()
+    return {"harness": {"version": versions.get("harness"), **git_state()},
+            "packages": versions, "hardware": hardware()}  # fmt: skip
+
+
+def model_code(models: Sequence[Any]) -> dict[str, str]:
+    """SHA-256 of each model provider's source, by the model's name in the log."""
+    return {str(m): code_hash([type(m.api)]) for m in models}
+
+
+def run_manifest(
+    tasks: Sequence[Any], functions: Sequence[Any], models: Sequence[Any],
+    task_args: dict[str, Any], limit: int | None,
+) -> dict[str, Any]:  # fmt: skip
+    """The manifest `harness eval` writes into the eval's metadata before it runs."""
+    return {
+        "version": VERSION,
+        "environment": environment(),
+        "models": model_code(models),
+        "tasks": {
+            str(task.name).split("/")[-1]: task_manifest(task, fn, task_args, limit)
+            for task, fn in zip(tasks, functions, strict=True)
+        },
+    }
+
+
+def outputs_manifest(log: Any) -> dict[str, Any]:
+    """What the finished log gives: the plan's hash and the ordered outputs' hash."""
+    steps = [{"solver": s.solver, "params": s.params} for s in log.plan.steps]
+    per_sample: dict[str, str] = {}
+    for s in sorted(log.samples or [], key=lambda s: (str(s.id), s.epoch)):
+        text = s.output.completion if s.output is not None else ""
+        error = s.error.message if s.error is not None else None
+        per_sample[f"{s.id}#{s.epoch}"] = sha256_text(canonical([str(s.id), s.epoch, text,
+                                                                  error]))[:SAMPLE_DIGITS]
+    outputs = hashlib.sha256()
+    for key, digest in per_sample.items():
+        outputs.update(f"{key}={digest}\n".encode())
+    return {
+        "prompt": sha256_text(canonical(steps)),
+        "outputs": outputs.hexdigest(),
+        "per_sample": per_sample,
+        "written": "after the run, by inspect's edit_eval_log (a metadata edit of the log)",
+    }
+
+
+def write_outputs(location: str) -> bool:
+    """Add the outputs' manifest to a finished log that has none; whether it was added.
+
+    The log is read whole, edited through inspect's log API and written back in place.
+    """
+    from inspect_ai.log import MetadataEdit, ProvenanceData, edit_eval_log, write_eval_log
+
+    from harness.logs import read_full_log
+
+    log = read_full_log(location)
+    if log.status != "success" or OUTPUTS_KEY in (log.metadata or {}):
+        return False
+    edit = MetadataEdit(metadata_set={OUTPUTS_KEY: outputs_manifest(log)})
+    provenance = ProvenanceData(author="harness eval", reason="the manifest's outputs hash")
+    write_eval_log(edit_eval_log(log, [edit], provenance), location)
+    return True
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One log's manifest, assembled from what the run wrote before and after it."""
+
+    task: str  # the task it covers
+    model: str  # the model it covers
+    data: dict[str, Any]  # sha256, n, per_sample
+    code: dict[str, Any]  # scorer, solver, task and model source hashes
+    prompt: str | None  # SHA-256 of the plan's solvers and parameters (None: not written)
+    outputs: str | None  # SHA-256 of the ordered per-sample outputs (None: not written)
+    output_samples: dict[str, str]  # "id#epoch" -> digest
+    judge: dict[str, Any]  # judge models and labels hashes ({} where nothing is judged)
+    sandbox: dict[str, Any]  # sandbox spec ({} without one)
+    harness: dict[str, Any]  # version, commit, dirty, diff_sha256
+    packages: dict[str, str]  # versions
+    hardware: dict[str, Any]  # cpu, cores, gpus
+    extra: dict[str, Any] = field(default_factory=dict)  # the outputs edit's note
+
+    def as_dict(self, per_sample: bool = False) -> dict[str, Any]:
+        """The manifest as JSON-ready data; per-sample digests only when asked."""
+        data = dict(self.data)
+        if not per_sample:
+            data.pop("per_sample", None)
+        out = {
+            "task": self.task, "model": self.model, "data": data, "prompt": self.prompt,
+            "code": self.code, "judge": self.judge, "sandbox": self.sandbox,
+            "harness": self.harness, "packages": self.packages, "hardware": self.hardware,
+            "outputs": self.outputs, **self.extra,
+        }  # fmt: skip
+        if per_sample:
+            out["output_samples"] = self.output_samples
+        return out
+
+    @property
+    def digest(self) -> str:
+        """12 hex digits naming the manifest (over everything but per-sample digests)."""
+        return sha256_text(canonical(self.as_dict()))[:12]
+
+
+def manifest_of(record: Any) -> Manifest | None:
+    """The manifest of a `LogRecord`, or None for a log written without one."""
+    before = record.metadata.get(MANIFEST_KEY)
+    if not isinstance(before, dict) or not isinstance(before.get("tasks"), dict):
+        return None
+    mine = before["tasks"].get(record.task)
+    if not isinstance(mine, dict):
+        return None
+    after = record.current_metadata.get(OUTPUTS_KEY)
+    after = after if isinstance(after, dict) else {}
+    env = before.get("environment") if isinstance(before.get("environment"), dict) else {}
+    model_spec = record.identity.model
+    models = before.get("models") if isinstance(before.get("models"), dict) else {}
+    code = dict(mine.get("code") or {})
+    code["model"] = models.get(model_spec)
+    return Manifest(
+        task=record.task,
+        model=model_spec,
+        data=dict(mine.get("data") or {}),
+        code=code,
+        prompt=after.get("prompt"),
+        outputs=after.get("outputs"),
+        output_samples=dict(after.get("per_sample") or {}),
+        judge=dict(mine.get("judge") or {}),
+        sandbox=dict(mine.get("sandbox") or {}),
+        harness=dict(env.get("harness") or {}),
+        packages=dict(env.get("packages") or {}),
+        hardware=dict(env.get("hardware") or {}),
+        extra={"outputs_written": after.get("written")} if after else {},
+    )

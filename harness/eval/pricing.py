@@ -1,0 +1,91 @@
+"""`--model-cost-config FILE`: model prices in inspect-ai's own format, given to inspect.
+
+The file is what `inspect eval --model-cost-config` reads: a YAML or JSON mapping from a model
+name to its `ModelCost` (dollars per million tokens: `input`, `output`, `input_cache_write`,
+`input_cache_read`). inspect prices each call with it and records the dollars in the sample's
+`model_usage[...].total_cost`, which `harness.report.cost` reads. The harness keeps no price
+table of its own.
+
+inspect's `set_model_cost` only prices models its database knows; a model it does not know
+(`local/...`, `scripted/...`, a private deployment) is registered here with `set_model_info`
+carrying the same `ModelCost`, so every model of the file is priced the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessUsageError
+
+COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
+MAX_CONFIG_BYTES = 1 << 20  # a price file is a few KB
+
+
+def read_cost_config(path: str) -> dict[str, Any]:
+    """The file as `{model: ModelCost}`, or a usage error naming the file and the entry."""
+    import yaml
+    from inspect_ai.model import ModelCost
+    from pydantic import ValidationError
+
+    file = Path(path)
+    if not file.is_file():
+        raise HarnessUsageError(f"--model-cost-config {path}: no such file")
+    if file.stat().st_size > MAX_CONFIG_BYTES:
+        raise HarnessUsageError(f"--model-cost-config {path}: over {MAX_CONFIG_BYTES} bytes")
+    text = file.read_text(encoding="utf-8", errors="replace")
+    try:
+        data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as ex:
+        reason = " ".join(str(ex).split())[:120]
+        raise HarnessUsageError(f"--model-cost-config {path}: not JSON or YAML ({reason})") from None
+    if not isinstance(data, dict) or not data:
+        raise HarnessUsageError(
+            f"--model-cost-config {path}: needs a mapping of model name to "
+            f"{{{', '.join(COST_FIELDS)}}} in dollars per million tokens"
+        )
+    costs: dict[str, Any] = {}
+    for name, entry in data.items():
+        try:
+            if not isinstance(entry, dict):
+                raise TypeError("not a mapping")
+            costs[str(name)] = ModelCost(**entry)
+        except (ValidationError, TypeError) as ex:
+            first = str(ex).splitlines()[1] if isinstance(ex, ValidationError) else str(ex)
+            raise HarnessUsageError(
+                f"--model-cost-config {path}: entry '{name}' is not a ModelCost "
+                f"({first.strip()}); it needs {', '.join(COST_FIELDS)} in $ per million tokens"
+            ) from None
+        if any(v < 0 for v in costs[str(name)].model_dump().values()):
+            raise HarnessUsageError(f"--model-cost-config {path}: entry '{name}' has a price < 0")
+    return costs
+
+
+def register_costs(costs: dict[str, Any]) -> None:
+    """Give inspect every price: `set_model_cost` where its database knows the model, else
+    `set_model_info` with the cost (inspect refuses `set_model_cost` for unknown models)."""
+    from inspect_ai.model import ModelInfo, get_model_info, set_model_cost, set_model_info
+
+    for name, cost in costs.items():
+        if get_model_info(name) is None:
+            set_model_info(name, ModelInfo(cost=cost))
+        else:
+            set_model_cost(name, cost)
+
+
+def apply_prices(path: str | None, cost_limit: float | None, models: list[Any]) -> None:
+    """Register the file's prices with inspect; a cost limit needs a price for every model."""
+    from inspect_ai.model import get_model_info
+
+    if cost_limit is not None and not cost_limit > 0:
+        raise HarnessUsageError(f"--cost-limit must be more than 0 dollars, got {cost_limit}")
+    if path is not None:
+        register_costs(read_cost_config(path))
+    if cost_limit is not None:
+        unpriced = [str(m) for m in models if (i := get_model_info(str(m))) is None or i.cost is None]
+        if unpriced:
+            raise HarnessUsageError(
+                f"--cost-limit needs a price for every model; none for {', '.join(unpriced)}: "
+                "give one in --model-cost-config FILE"
+            )
