@@ -11,11 +11,17 @@ Budgets are per problem, the report's unit: a problem's budget is its mean over 
 recorded one, and the t interval runs over problems. Problems without a budget (an errored
 wrapped sample records none) are left out of the budget means, and `n_budget` says how many
 problems remain; accuracy keeps them, as wrong. Accuracy is the score
-table's row for the log (`harness.report.scores`). `BUDGETS` is the report's generic section.
+table's row for the log (`harness.report.scores`).
+
+`BUDGETS` is the report's generic section, and the budgets are one view of the cost rows
+(`harness.report.cost`): a direct model's tokens are counted by the same function, and every
+comparable group (not only those with a method) gets its cost and latency rows and its
+accuracy-cost frontier (`harness.report.frontier`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from harness.logs import LogRecord
+from harness.report.cost import CostRow, cost_row, cost_table, sample_tokens, unit_costs
+from harness.report.frontier import Frontier, frontier_table, task_frontier
 from harness.report.scores import score_rows
 from harness.report.sections import Plot, ReportSection, SectionView
 from harness.stats.intervals import Interval, t_interval
@@ -46,12 +54,11 @@ class BudgetRow:
 
 
 def _usage_budget(usage: dict[str, Any]) -> tuple[float, float]:
-    """(io, out) summed over the models of a sample's `model_usage`."""
+    """(io, out) of a sample's `model_usage`, as the cost rows count tokens."""
     if not usage:
         return math.nan, math.nan
-    io = sum(u.get("input_tokens", 0) + u.get("output_tokens", 0) for u in usage.values())
-    out = sum(u.get("output_tokens", 0) for u in usage.values())
-    return float(io), float(out)
+    tokens = sample_tokens(usage)
+    return tokens["total"], tokens["output"]
 
 
 def has_method_budgets(record: LogRecord) -> bool:
@@ -183,16 +190,58 @@ class BudgetReport:
     rows: tuple[BudgetRow, ...]
 
 
-def _build(records: list[LogRecord]) -> list[BudgetReport]:
+@dataclass(frozen=True)
+class CostReport:
+    """One comparable group's cost rows and its accuracy-cost frontier."""
+
+    task: str  # the group's label
+    rows: tuple[CostRow, ...]  # one per arm (replicates pooled)
+    frontier: Frontier  # its points, with intervals and P(on frontier)
+
+
+def cost_reports(records: list[LogRecord]) -> list[CostReport]:
+    """A cost report per comparable group: each arm's cost row and the group's frontier."""
+    from harness.report.pairs import comparable_groups
+    from harness.report.scores import arm_rows
+
+    groups, _ = comparable_groups(records)
+    out = []
+    for group in groups:
+        arms = {}
+        for name, logs in group.arms.items():
+            [accuracy, *_] = arm_rows(list(logs), group.design)
+            acc = Interval(accuracy.value, accuracy.ci_low, accuracy.ci_high, 0.95,
+                           accuracy.ci_method, accuracy.n)  # fmt: skip
+            row = dataclasses.replace(cost_row(list(logs), group.design), task=group.label,
+                                      model=name)  # fmt: skip
+            arms[name] = (unit_costs(list(logs)), row, acc)
+        frontier = task_frontier(group.suite, group.label, arms)
+        out.append(CostReport(group.label, tuple(r for _, r, _ in arms.values()), frontier))
+    return out
+
+
+def _build(records: list[LogRecord]) -> list[BudgetReport | CostReport]:
     rows = budget_rows(records)
-    return [BudgetReport(tuple(rows))] if rows else []
+    budgets: list[BudgetReport | CostReport] = [BudgetReport(tuple(rows))] if rows else []
+    return budgets + list(cost_reports(records))
 
 
 def _plot(report: BudgetReport, stem: Path) -> list[str]:
     return [plot_budgets(list(report.rows), stem.with_name(stem.name + ".png"))]
 
 
-def _view(report: BudgetReport) -> SectionView:
+def _view(report: BudgetReport | CostReport) -> SectionView:
+    if isinstance(report, CostReport):
+        from harness.report.frontier_plot import frontier_png
+
+        f = report.frontier
+        return SectionView(
+            heading=f"{report.task}: cost, latency and the accuracy-cost frontier",
+            tables=(cost_table(list(report.rows)), frontier_table(f)),
+            plots=(Plot(f"Accuracy against {f.axis} per {f.unit} on {f.task}, both with 95% "
+                        "intervals; frontier points ringed",
+                        lambda stem: [frontier_png(f, stem.with_name(stem.name + ".png"))]),),
+        )  # fmt: skip
     alt = "Accuracy against B_seq and B_total, with 95% intervals"
     return SectionView(
         heading="Accuracy against B_seq and B_total",
@@ -201,4 +250,7 @@ def _view(report: BudgetReport) -> SectionView:
     )
 
 
-BUDGETS = ReportSection("Accuracy against token budgets", "budgets", _build, _view)
+# the generic section: token budgets of wrapped methods are one view of the cost rows
+BUDGETS = ReportSection(
+    "Accuracy against token budgets, cost and latency", "budgets", _build, _view
+)

@@ -1,0 +1,151 @@
+"""The accuracy-cost frontier of one task, with intervals on both axes.
+
+HAL (the Holistic Agent Leaderboard, arXiv 2510.11977) plots accuracy against dollars per task
+with no intervals. Here every point carries its 95% interval on both axes (accuracy as the score
+rows give it, cost per unit as the cost rows give it), and each model its probability of being on
+the frontier: the share of bootstrap resamples of the units, drawn once for all models (they ran
+the same units), in which no other model is at least as accurate and at most as costly, and
+strictly better in one. Ties are on the frontier together.
+
+The cost axis is dollars per unit when some model of the task has a price; a model without one is
+listed as "cost unknown", never drawn at 0. When no model has a price, the axis is tokens per unit
+(input + output), which every model reports, and the table says so.
+
+Units that some model lacks are left out of the bootstrap (the resample is over the shared units),
+and a model with fewer than two shared units gets no probability.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.report.cost import CostRow, UnitCosts
+from harness.stats.intervals import Interval
+
+BOOTSTRAP = 2000  # resamples of the units; the probability's Monte-Carlo error is below 0.011
+SEED = 20_251_014  # a fixed seed, so a report is the same each time it is built
+
+
+def on_frontier(accuracy: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Which points no other point dominates (as accurate or more, as cheap or cheaper, and
+    strictly better in one); the last axis indexes models, leading axes are resamples."""
+    a_i, a_j = accuracy[..., :, None], accuracy[..., None, :]  # (..., m, 1), (..., 1, m)
+    c_i, c_j = cost[..., :, None], cost[..., None, :]
+    dominated = (a_j >= a_i) & (c_j <= c_i) & ((a_j > a_i) | (c_j < c_i))  # (..., m, m)
+    return ~dominated.any(axis=-1)
+
+
+def frontier_probability(
+    accuracy: np.ndarray, cost: np.ndarray, *, resamples: int = BOOTSTRAP, seed: int = SEED
+) -> np.ndarray:
+    """Each model's share of unit resamples in which it is on the frontier.
+
+    Args:
+        accuracy: (models, units) score per unit.
+        cost: (models, units) cost per unit, on the same units.
+        resamples: Bootstrap resamples of the units.
+        seed: Seed of the resampling.
+
+    """
+    m, n = accuracy.shape
+    rng = np.random.default_rng(seed)
+    hits = np.zeros(m)
+    for start in range(0, resamples, 250):  # in blocks: (250, n) indices at a time
+        b = min(250, resamples - start)
+        idx = rng.integers(0, n, size=(b, n))  # (b, n)
+        acc = accuracy[:, idx].mean(axis=-1).T  # (b, m)
+        cst = cost[:, idx].mean(axis=-1).T  # (b, m)
+        hits += on_frontier(acc, cst).sum(axis=0)
+    return hits / resamples
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One model on the accuracy-cost plane."""
+
+    model: str  # arm label
+    accuracy: Interval  # accuracy with its 95% interval (the score row's)
+    cost: Interval | None  # cost per unit with its interval; None: cost unknown
+    on_frontier: bool  # on the frontier of the point estimates
+    probability: float  # share of bootstrap resamples on the frontier; nan: not computed
+    log: str  # the log(s) behind it
+    manifest: str  # the manifest's digest ("" without one)
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """The frontier of one task (one comparable group)."""
+
+    suite: str  # suite name
+    task: str  # the group's label
+    axis: str  # "dollars" or "tokens (input + output)": what cost means here
+    unit: str  # what a point's cost is per
+    shared: int  # units in the bootstrap (shared by every model with a known cost)
+    resamples: int  # bootstrap resamples
+    points: tuple[FrontierPoint, ...]  # cheapest known cost first, then the unknown ones
+
+
+def task_frontier(
+    suite: str, task: str, arms: Mapping[str, tuple[UnitCosts, CostRow, Interval]]
+) -> Frontier:
+    """The frontier of one group from each arm's per-unit costs, cost row and accuracy."""
+    priced = any(c.dollars is not None for c, _, _ in arms.values())
+    axis = "dollars" if priced else "tokens (input + output)"
+
+    def per_unit(c: UnitCosts) -> dict[str, float] | None:
+        if priced:
+            return c.dollars
+        return c.tokens["total"]
+
+    known = {name: per_unit(c) for name, (c, _, _) in arms.items()}
+    costed = [name for name, v in known.items() if v is not None]
+    shared = sorted(set.intersection(*(set(arms[n][0].correct) & {
+        u for u, x in (known[n] or {}).items() if not math.isnan(x)} for n in costed))
+    ) if costed else []  # fmt: skip
+    probability = dict.fromkeys(arms, math.nan)
+    if len(shared) >= 2 and costed:
+        acc = np.array([[arms[n][0].correct[u] for u in shared] for n in costed])  # (m, n)
+        cst = np.array([[(known[n] or {})[u] for u in shared] for n in costed])  # (m, n)
+        probability.update(zip(costed, frontier_probability(acc, cst).tolist(), strict=True))
+    intervals = {n: _cost_interval(arms[n][1], priced) for n in costed}
+    estimates = [(n, arms[n][2].estimate, intervals[n].estimate) for n in costed]
+    flags = on_frontier(np.array([a for _, a, _ in estimates]),
+                        np.array([c for _, _, c in estimates])) if estimates else []  # fmt: skip
+    front = {n: bool(f) for (n, _, _), f in zip(estimates, flags, strict=True)}
+    points = [
+        FrontierPoint(name, accuracy, intervals.get(name), front.get(name, False),
+                      probability[name], row.log, row.manifest)
+        for name, (_, row, accuracy) in arms.items()
+    ]  # fmt: skip
+    points.sort(key=lambda p: (p.cost is None, p.cost.estimate if p.cost else 0.0, p.model))
+    unit = next(iter(arms.values()))[1].unit if arms else "problem"
+    return Frontier(suite, task, axis, unit, len(shared), BOOTSTRAP, tuple(points))
+
+
+def _cost_interval(row: CostRow, priced: bool) -> Interval:
+    """The row's dollars per unit, or its input + output tokens per unit."""
+    return row.dollars if priced else row.tokens["total"]
+
+
+def frontier_table(frontier: Frontier) -> tuple[str, list[str], list[list[str]]]:
+    """Caption, header and rows of a frontier."""
+    digits = ".6f" if frontier.axis == "dollars" else ".1f"
+    head = ["model", "accuracy (95% CI)", f"{frontier.axis} per {frontier.unit} (95% CI)",
+            "on frontier", "P(on frontier)", "manifest"]  # fmt: skip
+    body = [
+        [p.model, p.accuracy.text(".3f"),
+         p.cost.text(digits) if p.cost is not None and not math.isnan(p.cost.estimate)
+         else "cost unknown", "yes" if p.on_frontier else ("–" if p.cost is None else "no"),
+         "–" if math.isnan(p.probability) else f"{p.probability:.2f}", p.manifest or "none"]
+        for p in frontier.points
+    ]  # fmt: skip
+    caption = (
+        f"{frontier.task}: accuracy against {frontier.axis} per {frontier.unit}; P(on frontier) "
+        f"over {frontier.resamples} bootstrap resamples of the {frontier.shared} shared "
+        f"{frontier.unit}s; a model without a price is cost unknown, never 0"
+    )
+    return caption, head, body

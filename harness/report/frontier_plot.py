@@ -1,0 +1,45 @@
+"""The accuracy-cost frontier as a PNG for `harness report`: both axes with 95% intervals."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from harness.report.frontier import Frontier
+
+
+def frontier_png(frontier: Frontier, path: Path) -> str:
+    """Each model with a known cost: accuracy against cost, intervals on both axes; the
+    frontier's points ringed and joined; models of unknown cost named in the title."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    known = [p for p in frontier.points if p.cost is not None and not math.isnan(p.cost.estimate)]
+    for p in known:
+        c, a = p.cost, p.accuracy  # type: ignore[union-attr]
+        xerr = ([[c.estimate - c.low], [c.high - c.estimate]] if c.estimable else None)
+        yerr = ([[a.estimate - a.low], [a.high - a.estimate]] if a.estimable else None)
+        ax.errorbar([c.estimate], [a.estimate], xerr=xerr, yerr=yerr, fmt="o", capsize=3,
+                    label=f"{p.model} (P={p.probability:.2f})")  # fmt: skip
+        if p.on_frontier:
+            ax.plot([c.estimate], [a.estimate], "o", ms=14, mfc="none", mec="#000000")
+    front = sorted((p.cost.estimate, p.accuracy.estimate) for p in known if p.on_frontier)  # type: ignore[union-attr]
+    if len(front) > 1:
+        ax.plot(*zip(*front, strict=True), "--", color="#555555", linewidth=1)
+    unknown = [p.model for p in frontier.points if p not in known]
+    title = f"{frontier.task}: accuracy against {frontier.axis} per {frontier.unit}"
+    if unknown:
+        title += f"\ncost unknown (not drawn): {', '.join(unknown)}"
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(f"{frontier.axis} per {frontier.unit} (95% interval)")
+    ax.set_ylabel("accuracy (95% interval)")
+    ax.grid(alpha=0.3)
+    if known:
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
