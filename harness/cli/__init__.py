@@ -19,6 +19,8 @@ LAZY_SUBCOMMANDS = {
     "board": "harness.cli.board:board",
     "judge": "harness.cli.judge:judge",
     "leaderboard": "harness.cli.leaderboard:leaderboard",
+    "manifest": "harness.cli.manifest:manifest",
+    "reproduce": "harness.cli.reproduce:reproduce",
     "sage": "harness.cli.sage:sage",
     "suco": "harness.cli.suco:suco",
     "validate": "harness.cli.validate:validate",
