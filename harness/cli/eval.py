@@ -150,6 +150,9 @@ def eval_command(
         click.echo(json.dumps(eval_json(rows, records), indent=2, allow_nan=False))
     else:
         print_rows(rows)
+        from harness.cli.cost_table import print_costs
+
+        print_costs(records)
     if not ok:
         click.echo(
             "harness: some tasks did not finish; re-run the same command to finish them", err=True

@@ -2,7 +2,9 @@
 
 Layout of the site folder:
 - `index.html`: models × tasks, each cell the score, its 95% interval, errors and rank;
-- `suite/<suite>.html`, `model/<model>.html`, `plots/*.svg`, `assets/site.{css,js}`;
+- `suite/<suite>.html` (with each task's cost per problem and accuracy-cost frontier),
+  `model/<model>.html`, `plots/*.svg`, `assets/site.{css,js}`;
+- `manifests/<log>.json`: each log's manifest, linked from its row;
 - `leaderboard.json` and `leaderboard.csv`, the same numbers as the pages;
 - `viewer/`: inspect's log viewer (`inspect view bundle`) holding every log used.
 
@@ -27,6 +29,15 @@ from harness.leaderboard.collect import BadLog, collect
 from harness.leaderboard.labels import public_label, public_tables
 from harness.leaderboard.pages import ASSETS, asset, index_page, model_page, slug, suite_page
 from harness.leaderboard.ranking import TaskTable, task_tables
+from harness.leaderboard.frontier_svg import frontier_svg
+from harness.leaderboard.site_costs import (
+    TaskCosts,
+    cost_json,
+    frontier_json,
+    manifest_link,
+    task_costs,
+    write_manifests,
+)
 from harness.leaderboard.svg import forest_svg, heatmap_svg
 from harness.leaderboard.viewer import VIEWER_DIR
 from harness.output_paths import OutputFolder, mark_site, site_folder, unlink_links
@@ -65,11 +76,14 @@ def to_json(
     bad: list[BadLog],
     links: dict[str, str],
     not_comparable: tuple[NotComparable, ...] = (),
+    costs: dict[tuple[str, str], TaskCosts] | None = None,
+    manifests: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The numbers of the site, as `leaderboard.json` holds them."""
     tasks = []
     for t in tables:
         rows = []
+        mine = (costs or {}).get((t.suite, t.task))
         for r in t.rows:
             row: dict[str, Any] = {
                 "model": r.model,
@@ -84,6 +98,8 @@ def to_json(
                 "groups": r.groups,
                 "log": Path(r.log).name,
                 "viewer": links.get(r.log),
+                "cost": cost_json(mine.rows.get(r.model) if mine else None),
+                "manifest": manifest_link(manifests or {}, r.log),
             }
             if r.judge is not None:
                 j = r.judge
@@ -109,8 +125,9 @@ def to_json(
             for p in t.pairs
         ]
         tasks.append(
-            {"suite": t.suite, "task": t.task, "alpha": t.alpha, "rows": rows, "pairs": pairs}
-        )
+            {"suite": t.suite, "task": t.task, "alpha": t.alpha, "rows": rows, "pairs": pairs,
+             "frontier": frontier_json(mine.frontier) if mine else None}
+        )  # fmt: skip
     return {
         "title": title,
         "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -198,6 +215,8 @@ def build_site(
     def link(path: str) -> str | None:
         return links.get(path)
 
+    costs = task_costs(collected.groups)
+    manifests = write_manifests(collected.records, site)
     for name in ASSETS:
         (site / "assets" / name).write_text(asset(name))
     index = index_page(title, tables, bad, link, len(collected.records), collected.not_comparable)
@@ -208,12 +227,18 @@ def build_site(
         stem = f"{slug(t.suite)}-{slug(t.task)}"
         (site / "plots" / f"{stem}-forest.svg").write_text(forest_svg(t))
         (site / "plots" / f"{stem}-pvalues.svg").write_text(heatmap_svg(t))
+        if (t.suite, t.task) in costs:
+            (site / "plots" / f"{stem}-frontier.svg").write_text(
+                frontier_svg(costs[(t.suite, t.task)].frontier)
+            )
     for suite, suite_tables in by_suite.items():
-        (site / "suite" / f"{slug(suite)}.html").write_text(suite_page(suite, suite_tables, link))
+        page = suite_page(suite, suite_tables, link, costs,
+                          lambda log: manifest_link(manifests, log))  # fmt: skip
+        (site / "suite" / f"{slug(suite)}.html").write_text(page)
     models = sorted({r.model for t in tables for r in t.rows})
     for m in models:
         (site / "model" / f"{slug(m)}.html").write_text(model_page(m, tables, link))
-    data = to_json(title, tables, bad, links, collected.not_comparable)
+    data = to_json(title, tables, bad, links, collected.not_comparable, costs, manifests)
     (site / "leaderboard.json").write_text(json.dumps(data, indent=1))
     (site / "leaderboard.csv").write_text(to_csv(data))
     mark_site(site, [f for f in foreign if not f.startswith(f"{VIEWER_DIR}/")])

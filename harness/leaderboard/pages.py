@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -55,6 +56,15 @@ def _sort_key(x: float) -> str:
     return f"{-1.0 if math.isnan(x) else x:.6f}"
 
 
+def _ci_text(ci: Any, spec: str = ".6f") -> str:
+    """An interval as `est [low, high]`; its reason where the estimate is unknown."""
+    if ci is None:
+        return "–"
+    if math.isnan(ci.estimate):
+        return "unknown" if ci.method.startswith("unknown") else ci.method
+    return str(ci.text(spec))
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     """The templates, autoescaped, with the number formats the pages share as filters."""
@@ -73,6 +83,7 @@ def environment() -> jinja2.Environment:
         slug=slug,
         basename=lambda path: Path(path).name,
         xy=lambda v: f"{v:.1f}",  # an SVG coordinate
+        ci_text=_ci_text,
     )
     return env
 
@@ -153,11 +164,19 @@ def index_page(
     )
 
 
-def suite_page(suite: str, tables: list[TaskTable], links: Callable[[str], str | None]) -> str:
-    """Per task: the ranked table, judge scores, the forest plot and the p-value heat map."""
+def suite_page(
+    suite: str,
+    tables: list[TaskTable],
+    links: Callable[[str], str | None],
+    costs: dict[tuple[str, str], Any] | None = None,
+    manifests: Callable[[str], str | None] | None = None,
+) -> str:
+    """Per task: the ranked table (with cost and manifest), judge scores, the forest plot, the
+    p-value heat map, and the accuracy-cost frontier with its table."""
     return render(
-        "suite.html.j2", title=f"Suite {suite}", root="../", suite=suite, tables=tables, links=links
-    )
+        "suite.html.j2", title=f"Suite {suite}", root="../", suite=suite, tables=tables,
+        links=links, costs=costs or {}, manifests=manifests or (lambda _: None),
+    )  # fmt: skip
 
 
 def model_page(model: str, tables: list[TaskTable], links: Callable[[str], str | None]) -> str:

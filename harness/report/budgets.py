@@ -202,22 +202,25 @@ class CostReport:
 def cost_reports(records: list[LogRecord]) -> list[CostReport]:
     """A cost report per comparable group: each arm's cost row and the group's frontier."""
     from harness.report.pairs import comparable_groups
-    from harness.report.scores import arm_rows
 
     groups, _ = comparable_groups(records)
-    out = []
-    for group in groups:
-        arms = {}
-        for name, logs in group.arms.items():
-            [accuracy, *_] = arm_rows(list(logs), group.design)
-            acc = Interval(accuracy.value, accuracy.ci_low, accuracy.ci_high, 0.95,
-                           accuracy.ci_method, accuracy.n)  # fmt: skip
-            row = dataclasses.replace(cost_row(list(logs), group.design), task=group.label,
-                                      model=name)  # fmt: skip
-            arms[name] = (unit_costs(list(logs)), row, acc)
-        frontier = task_frontier(group.suite, group.label, arms)
-        out.append(CostReport(group.label, tuple(r for _, r, _ in arms.values()), frontier))
-    return out
+    return [group_cost_report(group) for group in groups]
+
+
+def group_cost_report(group: Any) -> CostReport:
+    """The cost rows and frontier of one comparable group (`harness.report.pairs.Group`)."""
+    from harness.report.scores import arm_rows
+
+    arms = {}
+    for name, logs in group.arms.items():
+        [accuracy, *_] = arm_rows(list(logs), group.design)
+        acc = Interval(accuracy.value, accuracy.ci_low, accuracy.ci_high, 0.95,
+                       accuracy.ci_method, accuracy.n)  # fmt: skip
+        row = dataclasses.replace(cost_row(list(logs), group.design), task=group.label,
+                                  model=name)  # fmt: skip
+        arms[name] = (unit_costs(list(logs)), row, acc)
+    frontier = task_frontier(group.suite, group.label, arms)
+    return CostReport(group.label, tuple(r for _, r, _ in arms.values()), frontier)
 
 
 def _build(records: list[LogRecord]) -> list[BudgetReport | CostReport]:

@@ -1,5 +1,8 @@
 """Results a program can read: the report's and the eval summary's frozen results as JSON.
 
+`costs` holds each log's cost and latency row (`harness.report.cost`); in the report they are
+in the generic section's results, with each group's accuracy-cost frontier.
+
 `harness report --format json` and `harness eval --json` write these. Every number comes from
 the same frozen results the Markdown and HTML render (scores, pairs, the suites' sections), so
 a script that reads the JSON sees what a person reads in the report. nan and inf are written as
@@ -65,9 +68,12 @@ def eval_json(rows: Sequence[SummaryRow], records: Sequence[LogRecord]) -> dict[
         section = load_section(path)
         mine = [r for r in records if (s := suite_of(r.suite)) and s.section == path]
         outputs.append(SectionOutput(section, tuple(section.build(mine))))
+    from harness.report.cost import cost_row
+
     return clean_json(
         {
             "scores": [r.as_dict() for r in rows],
+            "costs": [cost_row([r]) for r in records],
             "pairs": [_pair(p) for p in pairs],
             "sections": sections_json(outputs),
         }
