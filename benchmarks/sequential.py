@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.board.add_model import add_model, fixed_srs_items
 from harness.board.replay import MARGIN, ReplayResult, pair_list, replay
 from harness.board.table import Board, write_board
 from harness.stats.compare import compare
@@ -64,6 +65,75 @@ def irt_board(models: int, items: int, *, seed: int, near_ties: int, spread: flo
     board = Board(tuple(f"m{i:02d}" for i in range(models)),
                   tuple(f"q{j}" for j in range(items)), scores)  # fmt: skip
     return board, truth
+
+
+def factor_board(models: int, items: int, *, seed: int, rank: int,
+                 discrimination: float) -> tuple[Board, np.ndarray]:  # fmt: skip
+    """A rank-k logistic board: P = sigmoid(theta_m . a_i - b_i), |a_i| ~ discrimination.
+
+    Abilities theta ~ N(0, I_k); loadings a_i ~ discrimination * (a unit direction near the
+    first axis) * LogNormal(0, 0.3); difficulty b ~ N(0, discrimination). Returns the board and
+    the (models, items) probabilities, from which the oracle bound is read.
+    """
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1, (models, rank))
+    direction = rng.normal(0, 0.5, (items, rank))
+    direction[:, 0] += 1.0
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    a = discrimination * direction * rng.lognormal(0, 0.3, (items, 1))
+    b = rng.normal(0, discrimination, items)
+    p = 1 / (1 + np.exp(-(theta @ a.T - b[None, :])))
+    scores = (rng.random((models, items)) < p).astype(float)
+    order = np.argsort(scores.mean(axis=1))
+    board = Board(tuple(f"m{i:02d}" for i in range(models)),
+                  tuple(f"q{j}" for j in range(items)), scores[order])  # fmt: skip
+    return board, p[order]
+
+
+def oracle_bound(p: np.ndarray, row: int) -> float:
+    """Per-draw variance of random sampling over that of the best weighted sampling with
+    perfect predictions, (mean p (1 - p)) / (mean sqrt(p (1 - p)))^2 in expectation: the most
+    any predictor-and-selection design of this kind can save, before finite-population and
+    anytime effects."""
+    q = p[row]
+    mu = q.mean()
+    return float(mu * (1 - mu) / max(np.mean(np.sqrt(q * (1 - q))) ** 2, 1e-12))
+
+
+def add_model_report(name: str, board: Board, probs: np.ndarray | None, *, width: float,
+                     reps: int, alpha: float, every: int) -> None:  # fmt: skip
+    """Leave one model out (every `every`-th, in turn), add it back with and without --active."""
+    start = time.perf_counter()
+    rows = list(range(0, len(board.models), every))
+    print(f"\n{name}: adding one model to {len(board.models) - 1} with history, "
+          f"{board.scores.shape[1]} items; stop at CS width <= {width} or every pair resolved "
+          f"(margin 0, so only directions); {reps} replications; {len(rows)} models left out "
+          "in turn")  # fmt: skip
+    print("    model  mean   random  active  random/active  fixed-SRS  coverage(a/r)  "
+          "oracle bound")  # fmt: skip
+    ratios, fixed_ratios, coverages, losses = [], [], [], []
+    for row in rows:
+        model = board.models[row]
+        result = add_model(board, model, alpha=alpha, margin=0.0, width=width, orders=reps,
+                           seed=row)  # fmt: skip
+        active, random = result.run("active"), result.run("random")
+        assert active is not None and random is not None
+        ratio = random.queries.mean() / active.queries.mean()
+        fixed = fixed_srs_items(result.truth, board.scores.shape[1], width, alpha)
+        ratios.append(ratio)
+        fixed_ratios.append(fixed / active.queries.mean())
+        coverages += [active.coverage, random.coverage]
+        bound = f"{oracle_bound(probs, row):.2f}x" if probs is not None else "-"
+        print(f"    {model:<6} {result.truth:.3f}  {random.queries.mean():>6.0f}  "
+              f"{active.queries.mean():>6.0f}  {ratio:>13.2f}  {fixed:>9}  "
+              f"{active.coverage:.2f}/{random.coverage:.2f}      {bound}")  # fmt: skip
+        if ratio < 1:
+            losses.append(f"{model} (mean {result.truth:.3f}: {ratio:.2f}x)")
+    print(f"  random/active at the same width: median {np.median(ratios):.2f}x (range "
+          f"{min(ratios):.2f}-{max(ratios):.2f}); fixed-SRS(oracle, not anytime)/active median "
+          f"{np.median(fixed_ratios):.2f}x; lowest coverage {min(coverages):.2f} "
+          f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+    print("  active loses to random on: " + (", ".join(losses) if losses else "none"))
 
 
 def judges_board(root: Path) -> Board:
@@ -163,6 +233,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="Small boards and few orders.")
     parser.add_argument("--big", action="store_true", help="Add the 60 x 2,000 board (slow).")
     parser.add_argument("--orders", type=int, default=None, help="Orders per simulated board.")
+    parser.add_argument("--sequential-only", action="store_true",
+                        help="Skip adding one model with --active.")  # fmt: skip
     parser.add_argument("--write-judges", metavar="CSV", default=None,
                         help="Only write the LLMBar judges board CSV.")  # fmt: skip
     args = parser.parse_args()
@@ -197,7 +269,28 @@ def main() -> None:
             report("LLMBar judges", judges, None, orders=20 if args.quick else 200,
                    fixed_orders=20, alpha=alpha, target=target)  # fmt: skip
     else:
+        judges = None
         print(f"\nLLMBar judges: no data under {root}/judges/llmbar; set HARNESS_DATA_DIR")
+    if args.sequential_only:
+        return
+    print("\n--- adding one model with history: --active against random order (both anytime, "
+          "for the board's items), and the oracle fixed-n SRS at the same width ---")  # fmt: skip
+    reps = 10 if args.quick else 40
+    adds = [("IRT 2PL, a ~ 1", irt_board(51, 1000, seed=5, near_ties=0)[0], None),
+            ("IRT 2PL, a ~ 2", irt_board(51, 1000, seed=6, near_ties=0, discrimination=2.0)[0],
+             None),
+            ("rank-1, a ~ 3 (sharp items)", *factor_board(60, 2000, seed=7, rank=1,
+                                                          discrimination=3.0)),
+            ("rank-3, a ~ 3", *factor_board(60, 2000, seed=8, rank=3, discrimination=3.0))]
+    if args.quick:
+        adds = [("IRT 2PL, a ~ 2", irt_board(21, 400, seed=6, near_ties=0,
+                                             discrimination=2.0)[0], None)]  # fmt: skip
+    for name, board, probs in adds:
+        add_model_report(name, board, probs, width=0.1 if args.quick else 0.05, reps=reps,
+                         alpha=alpha, every=max(1, len(board.models) // 6))  # fmt: skip
+    if judges is not None:
+        add_model_report("LLMBar judges", judges, None, width=0.1, reps=reps, alpha=alpha,
+                         every=1)  # fmt: skip
 
 
 if __name__ == "__main__":

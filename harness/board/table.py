@@ -95,12 +95,12 @@ def _lines(f: TextIO, path: str) -> Iterator[str]:
         yield line
 
 
-def read_board(path: str) -> Board:
+def read_board(path: str, *, min_models: int = 2) -> Board:
     """Read a long `model,item,score` CSV into a full board.
 
     Raises:
         HarnessUsageError: the file cannot be read, is not UTF-8, lacks a column, has a
-            missing cell, a bad score, a repeated (model, item), fewer than two models, or a
+            missing cell, a bad score, a repeated (model, item), fewer than `min_models`, or a
             model without a score for an item another model has.
 
     """
@@ -152,14 +152,18 @@ def read_board(path: str) -> Board:
         ) from None
     except csv.Error as ex:
         raise HarnessUsageError(f"{path} line {line + 1}: not CSV ({ex})") from None
-    return board_from(cells, list(items), source=path)
+    return board_from(cells, list(items), source=path, min_models=min_models)
 
 
 def board_from(
-    cells: Mapping[str, Mapping[str, float]], items: Iterable[str] | None = None, *, source: str
+    cells: Mapping[str, Mapping[str, float]],
+    items: Iterable[str] | None = None,
+    *,
+    source: str,
+    min_models: int = 2,
 ) -> Board:
     """A full board from per-model scores; every model must have every item."""
-    if len(cells) < 2:
+    if len(cells) < min_models:
         raise HarnessUsageError(f"{source}: {len(cells)} model(s); a board needs two or more")
     order = list(items) if items is not None else sorted({i for v in cells.values() for i in v})
     if not order:

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -70,6 +71,14 @@ def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
     help="population: decide about the items' population "
     "(independent-draw CS); board: about the board's own items (without replacement).",
 )
+@click.option("--add-model", "add_name", default=None, metavar="NAME",
+              help="Replay adding NAME to the other models' board (their rows are the "
+              "history; NAME's row is revealed one item at a time).")  # fmt: skip
+@click.option("--active", is_flag=True,
+              help="With --add-model: choose items with a factor model fitted on the history, "
+              "weighting by the selection probability (compared with random order).")  # fmt: skip
+@click.option("--width", type=float, default=None,
+              help="With --add-model: also stop when the CS is narrower than this.")  # fmt: skip
 @click.option("--json", "json_path", default=None, metavar="FILE",
               help="Also write the result as JSON here ('-' for standard output).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace a --json file the harness did not write.")
@@ -82,6 +91,9 @@ def replay_command(
     orders: int,
     seed: int,
     target: str,
+    add_name: str | None,
+    active: bool,
+    width: float | None,
     json_path: str | None,
     force: bool,
 ) -> None:
@@ -103,10 +115,25 @@ def replay_command(
         raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha:g}")
     if orders < 1:
         raise HarnessUsageError(f"--orders must be at least 1, got {orders}")
+    if add_name is None and (active or width is not None):
+        raise HarnessUsageError(f"{'--active' if active else '--width'} needs --add-model NAME: "
+                                "the model added to the others' board")  # fmt: skip
+    if width is not None and not (math.isfinite(width) and 0 < width <= 1):
+        raise HarnessUsageError(f"--width must be in (0, 1], got {width:g}")
     out = None
     if json_path not in (None, "-"):
         out = _output(json_path, "--json", force=force, mark=JSON_MARK)
-    board_data = read_board(board_csv)
+    board_data = read_board(board_csv, min_models=1 if add_name is not None else 2)
+    if add_name is not None:
+        from harness.board.add_model import add_model
+
+        with Progress(TextColumn("replicating"), console=Console(stderr=True),
+                      transient=True) as bar:  # fmt: skip
+            bar.add_task("add")
+            result = add_model(board_data, add_name, active=active, alpha=alpha, margin=margin,
+                               budget=budget, width=width, orders=orders, seed=seed)  # fmt: skip
+        _emit(result, json_path, out)
+        return
     with Progress(TextColumn("replaying orders"), BarColumn(), MofNCompleteColumn(),
                   console=Console(stderr=True), transient=True,
                   disable=orders < 2) as bar:  # fmt: skip
@@ -114,6 +141,11 @@ def replay_command(
         result = replay(board_data, alpha=alpha, margin=margin, budget=budget, orders=orders,
                         seed=seed, target=target,  # type: ignore[arg-type]
                         progress=lambda done: bar.update(task, completed=done))  # fmt: skip
+    _emit(result, json_path, out)
+
+
+def _emit(result: Any, json_path: str | None, out: Path | None) -> None:
+    """Print the summary, and write the JSON to `out` (or only the JSON for '-')."""
     data = {"written_by": JSON_MARK, **result.as_dict()}
     text = json.dumps(data, indent=2, allow_nan=False)
     if json_path == "-":
