@@ -276,12 +276,15 @@ def main() -> None:
     print("\n--- adding one model with history: --active against random order (both anytime, "
           "for the board's items), and the oracle fixed-n SRS at the same width ---")  # fmt: skip
     reps = 10 if args.quick else 40
-    adds = [("IRT 2PL, a ~ 1", irt_board(51, 1000, seed=5, near_ties=0)[0], None),
-            ("IRT 2PL, a ~ 2", irt_board(51, 1000, seed=6, near_ties=0, discrimination=2.0)[0],
-             None),
-            ("rank-1, a ~ 3 (sharp items)", *factor_board(60, 2000, seed=7, rank=1,
-                                                          discrimination=3.0)),
-            ("rank-3, a ~ 3", *factor_board(60, 2000, seed=8, rank=3, discrimination=3.0))]
+    adds = [
+        ("IRT 2PL, a ~ 1", irt_board(51, 1000, seed=5, near_ties=0)[0], None),
+        ("IRT 2PL, a ~ 2", irt_board(51, 1000, seed=6, near_ties=0, discrimination=2.0)[0], None),
+        (
+            "rank-1, a ~ 3 (sharp items)",
+            *factor_board(60, 2000, seed=7, rank=1, discrimination=3.0),
+        ),
+        ("rank-3, a ~ 3", *factor_board(60, 2000, seed=8, rank=3, discrimination=3.0)),
+    ]
     if args.quick:
         adds = [("IRT 2PL, a ~ 2", irt_board(21, 400, seed=6, near_ties=0,
                                              discrimination=2.0)[0], None)]  # fmt: skip

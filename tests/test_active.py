@@ -21,7 +21,6 @@ from harness.board.factor import ability, fit_items, predict
 from harness.board.table import Board
 from harness.cli import main
 from harness.stats.active import ActiveMeanCS, selection
-from harness.stats.sequential import BettingCS
 
 EPS = np.finfo(float).eps
 GATE = 0.95
@@ -205,8 +204,8 @@ def write_csv(path: Path, board: Board) -> Path:
 def test_command_writes_the_replay_keys(tmp_path: Path) -> None:
     csv = write_csv(tmp_path / "b.csv", sharp_board(6, 200, seed=7))
     out = tmp_path / "r.json"
-    result = CliRunner().invoke(main, ["board", "replay", str(csv), "--add-model", "m02",
-                                       "--active", "--orders", "3", "--json", str(out)])  # fmt: skip
+    args = ["board", "replay", str(csv), "--add-model", "m02", "--active", "--orders", "3"]
+    result = CliRunner().invoke(main, [*args, "--json", str(out)])
     assert result.exit_code == 0, result.output
     assert "random / active items" in result.output
     data = json.loads(out.read_text())

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from harness.board.factor import ability, fit_items, predict
-from harness.board.family import Resolution
 from harness.board.replay import MARGIN
 from harness.board.table import Board
 from harness.errors import HarnessUsageError
@@ -139,7 +139,8 @@ class AddModelResult:
             pairs.append({"a": self.model, "b": other, "resolution": str(main.resolution[0, j]),
                           "items": int(main.items[0, j]),
                           "difference": self.truth - self.others[j],
-                          "resolved_share": float(np.mean(main.resolution[:, j] != "unresolved"))})  # fmt: skip
+                          "resolved_share": float(np.mean(main.resolution[:, j] != "unresolved")),
+                          })  # fmt: skip
         return clean_json({
             "add_model": self.model,
             "method": main.name,
@@ -182,8 +183,8 @@ class AddModelResult:
             )
         active, random = self.run("active"), self.run("random")
         if active is not None and random is not None:
-            lines.append(f"  random / active items: "
-                         f"{random.queries.mean() / max(active.queries.mean(), 1):.2f}x")  # fmt: skip
+            ratio = random.queries.mean() / max(active.queries.mean(), 1)
+            lines.append(f"  random / active items: {ratio:.2f}x")
         main = active or random
         assert main is not None
         lines.append(f"pairs ({main.name}, first replication): {self.model} - other, true "
@@ -361,18 +362,15 @@ def add_model(
 
 
 def fixed_srs_items(mean: float, n_items: int, width: float, alpha: float = 0.05) -> int:
-    """Items a fixed-n simple random sample needs for a normal interval of `width` (with the
-    finite-population correction), at the true mean: the oracle fixed design, not anytime."""
-    z = 2 * math.sqrt(2) * float(_erfinv(1 - alpha))
+    """Items a fixed-n simple random sample needs for a normal interval of `width`.
+
+    With the finite-population correction, at the true mean: the oracle fixed design, not
+    anytime-valid.
+    """
+    z = 2 * float(norm.ppf(1 - alpha / 2))
     var = max(mean * (1 - mean), 1e-12)
     for n in range(1, n_items + 1):
         fpc = (n_items - n) / max(n_items - 1, 1)
         if z * math.sqrt(var / n * fpc) <= width:
             return n
     return n_items
-
-
-def _erfinv(x: float) -> float:
-    from scipy.special import erfinv
-
-    return float(erfinv(x))

@@ -46,7 +46,7 @@ class ItemModel:
 
     @property
     def rank(self) -> int:
-        """k."""
+        """K."""
         return int(self.loadings.shape[1])
 
 

@@ -172,9 +172,10 @@ class ActiveMeanCS:
         lam_down = np.minimum(lam[:, None], cap_down)
         move = phi[:, None] - m
         with np.errstate(invalid="ignore"):
-            log_up = np.where(impossible_low, np.inf, np.log1p(np.maximum(lam_up * move, -1 + 1e-300)))
-            log_down = np.where(impossible_high, np.inf,
-                                np.log1p(np.maximum(-lam_down * move, -1 + 1e-300)))  # fmt: skip
+            up = np.log1p(np.maximum(lam_up * move, -1 + 1e-300))
+            down = np.log1p(np.maximum(-lam_down * move, -1 + 1e-300))
+        log_up = np.where(impossible_low, np.inf, up)
+        log_down = np.where(impossible_high, np.inf, down)
         sel = active[:, None]
         self._log_up = np.where(sel, self._log_up + log_up, self._log_up)
         self._log_down = np.where(sel, self._log_down + log_down, self._log_down)
