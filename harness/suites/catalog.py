@@ -61,6 +61,7 @@ def all_suites() -> dict[str, Suite]:
     l2a = "harness.suites.l2a.task"
     lokra = "harness.suites.lokra.task"
     mas_prove = "harness.suites.mas_prove.task"
+    serving = "harness.suites.serving"
     swe = "harness.suites.swe_rebench.task"
     team = "harness.suites.team.task"
 
@@ -159,6 +160,20 @@ def all_suites() -> dict[str, Suite]:
             section="harness.suites.posttrainbench.section:SECTION",
             own_table=True,
             design=Design("item", "binary", family="each run against the base model"),
+        ),
+        Suite(
+            "serving",
+            (f"{serving}.task:serving",),
+            "LLM request schedulers (UniBoost, FCFS, SRPT, SJF) on Azure traces in a simulator",
+            default_model="serving/uniboost",
+            section=f"{serving}.section:SECTION",
+            own_table=True,
+            design=Design(
+                "instance",
+                "unbounded",
+                cluster="slice",
+                family="each policy against noisy SJF (serving/sjf), per metric",
+            ),  # unit: a trace slice; its seeds nest in it
         ),
     ]
     return {s.name: s for s in suites}
