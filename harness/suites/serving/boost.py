@@ -49,6 +49,8 @@ def boost(w: float, gamma: float) -> float:
     if w <= 0:
         return FIRST
     x = gamma * w
+    if x == 0.0:  # γw underflowed: b = −ln(γw)/γ to double precision, in logs
+        return -(math.log(gamma) + math.log(w)) / gamma
     if x > math.log(2.0):
         return -math.log1p(-math.exp(-x)) / gamma
     return -math.log(-math.expm1(-x)) / gamma

@@ -169,6 +169,7 @@ class SimResult:
         prefill_emits: Tokens emitted by last prefill chunks.
         swapped_tokens: KV tokens moved out and back in, counted each way.
         steps: Engine steps taken (a jump counts its steps).
+        passes: Scheduling passes made (a jump is one).
         busy_time: Seconds the engine spent in steps.
         max_kv: The most KV tokens held at once.
         end: Time the last request finished.
@@ -190,6 +191,7 @@ class SimResult:
     prefill_emits: int
     swapped_tokens: int
     steps: int
+    passes: int
     busy_time: float
     max_kv: int
     end: float
@@ -222,7 +224,9 @@ class _Engine:
         self.max_kv = 0
         self.admission: list[int] = []
         self.finished: list[int] = []
-        self.counts = dict(prefill=0, recompute=0, dropped=0, decode=0, emits=0, swapped=0, steps=0)
+        self.counts = dict(
+            prefill=0, recompute=0, dropped=0, decode=0, emits=0, swapped=0, steps=0, passes=0
+        )
         self.busy = 0.0
 
     # -- the wait queue ------------------------------------------------------------------
@@ -330,6 +334,7 @@ class _Engine:
 
     def step(self) -> bool:
         """Run one scheduling pass and its steps; False when every request is done."""
+        self.counts["passes"] += 1
         self._arrivals()
         if self.policy.tick(self.now):
             self._rekey()
@@ -443,6 +448,7 @@ def simulate(
         prefill_emits=c["emits"],
         swapped_tokens=c["swapped"],
         steps=c["steps"],
+        passes=c["passes"],
         busy_time=engine.busy,
         max_kv=engine.max_kv,
         end=engine.now,
