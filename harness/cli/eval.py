@@ -19,6 +19,11 @@ from harness.errors import exit_on_usage_error
 )
 @click.option("--limit", type=int, default=None, help="Samples per task.")
 @click.option("--epochs", type=int, default=1, show_default=True, help="Samples per problem.")
+@click.option(
+    "--model-name", "model_names", multiple=True, metavar="NAME",
+    help="A short name for the summary table, one per --model in order (default: the shortest "
+    "distinct end of each spec).",
+)  # fmt: skip
 @click.option("--seed", type=int, default=None, help="Generation seed for every model.")
 @click.option("--log-dir", default="logs", show_default=True, help="Where logs go (and resume).")
 @click.option(
@@ -79,13 +84,12 @@ from harness.errors import exit_on_usage_error
     "--model-cost-config", default=None, metavar="FILE",
     help="inspect: model prices (YAML or JSON of ModelCost, $ per million tokens).",
 )  # fmt: skip
-@click.option(
-    "--cost-limit", type=float, default=None, help="inspect: dollars a sample may spend."
-)
+@click.option("--cost-limit", type=float, default=None, help="inspect: dollars a sample may spend.")
 @exit_on_usage_error
 def eval_command(
     suite: str,
     models: tuple[str, ...],
+    model_names: tuple[str, ...],
     limit: int | None,
     epochs: int,
     seed: int | None,
@@ -112,6 +116,14 @@ def eval_command(
     from harness.cli.run import EvalRequest, run_eval_records
     from harness.cli.summary_table import print_rows
 
+    if model_names and (len(model_names) != len(models) or len(set(model_names)) != len(models)
+                        or not all(n.strip() for n in model_names)):  # fmt: skip
+        from harness.errors import HarnessUsageError
+
+        raise HarnessUsageError(
+            f"--model-name takes one distinct, non-empty name per --model: got "
+            f"{len(model_names)} name(s) for {len(models)} model(s)"
+        )
     if until is None and (budget is not None or order_seed or margin != 0.05 or width is not None):
         from harness.errors import HarnessUsageError
 
@@ -149,7 +161,7 @@ def eval_command(
 
         click.echo(json.dumps(eval_json(rows, records), indent=2, allow_nan=False))
     else:
-        print_rows(rows)
+        print_rows(rows, names=dict(zip(models, model_names, strict=True)) if model_names else None)
         from harness.cli.cost_table import print_costs
 
         print_costs(records)
