@@ -165,7 +165,7 @@ def test_plots_are_well_formed_svg(built_site):
 
     site, _ = built_site
     plots = sorted((site / "plots").glob("*.svg"))
-    assert len(plots) == 2 * len(TASKS)
+    assert len(plots) == 3 * len(TASKS)  # forest, p-values and the accuracy-cost frontier
     for p in plots:
         root = ET.fromstring(p.read_text())  # raises on malformed XML
         assert root.find("{http://www.w3.org/2000/svg}title") is not None
