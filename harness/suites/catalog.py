@@ -61,6 +61,7 @@ def all_suites() -> dict[str, Suite]:
     l2a = "harness.suites.l2a.task"
     lokra = "harness.suites.lokra.task"
     mas_prove = "harness.suites.mas_prove.task"
+    prov = "harness.suites.provenance"
     serving = "harness.suites.serving"
     swe = "harness.suites.swe_rebench.task"
     team = "harness.suites.team.task"
@@ -174,6 +175,17 @@ def all_suites() -> dict[str, Suite]:
                 cluster="slice",
                 family="each policy against noisy SJF (serving/sjf), per metric",
             ),  # unit: a trace slice; its seeds nest in it
+        ),
+        Suite(
+            "provenance",
+            (f"{prov}.task:provenance_detect", f"{prov}.task:provenance_select",
+             f"{prov}.task:provenance_distill"),
+            "KGW watermark power and selection (reconstructed); KGW vs ADFP fingerprints (trains)",
+            default_model="none/none",
+            section=f"{prov}.section:SECTION",
+            own_table=True,
+            commands=f"{prov}.cli:provenance",
+            design=Design("seed", "unbounded", family="ADFP against KGW per matched KL"),
         ),
     ]
     return {s.name: s for s in suites}
