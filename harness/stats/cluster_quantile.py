@@ -42,12 +42,18 @@ from harness.stats.intervals import Interval
 METHOD = "clustered Wilson (Korn-Graubard) inverted, over {k} independent clusters"
 
 
-def _bounds(y: np.ndarray, sizes: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """`clustered_wilson`'s bounds, vectorised over candidates: y is (k, m) counts <= x."""
+def _bounds(
+    p: np.ndarray, sum_y2: np.ndarray, sum_ym: np.ndarray, sizes: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """`clustered_wilson`'s bounds for shares p, vectorised over candidates.
+
+    With y_j the count <= x in cluster j of m_j values, sum_j (y_j − p·m_j)² is expanded as
+    Σy² − 2pΣym + p²Σm², so the sums can be accumulated over the sorted values in one pass.
+    """
     n = float(sizes.sum())
     k = sizes.size
-    p = y.sum(axis=0) / n  # (m,)
-    v_c = k / (k - 1) * ((y - p[None, :] * sizes[:, None]) ** 2).sum(axis=0) / n**2  # (m,)
+    spread = np.maximum(sum_y2 - 2 * p * sum_ym + p * p * float((sizes**2).sum()), 0.0)
+    v_c = k / (k - 1) * spread / n**2  # (m,)
     v_s = n / (n - 1) * p * (1 - p) / n  # (m,)
     with np.errstate(divide="ignore", invalid="ignore"):
         d = np.where(v_s > 0, np.maximum(1.0, v_c / v_s), 1.0)
@@ -59,6 +65,22 @@ def _bounds(y: np.ndarray, sizes: np.ndarray, confidence: float) -> tuple[np.nda
     center = (p + z * z / (2 * n_eff)) / denom
     half = z * np.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff**2)) / denom
     return np.maximum(0.0, center - half), np.minimum(1.0, center + half)
+
+
+def _running_sums(x: np.ndarray, codes: np.ndarray, sizes: np.ndarray):
+    """Candidates (the distinct values) and, at each, the share <= it, Σ_j y_j², Σ_j y_j m_j."""
+    order = np.argsort(x, kind="stable")
+    xs, cs = x[order], codes[order]  # (n,)
+    n = xs.size
+    # how many values of the same cluster come earlier in sorted order
+    by_cluster = np.argsort(cs, kind="stable")
+    grouped = cs[by_cluster]
+    occ = np.empty(n)
+    occ[by_cluster] = np.arange(n) - np.searchsorted(grouped, grouped, side="left")
+    sum_y2 = np.cumsum(2 * occ + 1)  # (y + 1)² − y² per value added
+    sum_ym = np.cumsum(sizes[cs])
+    last = np.r_[np.nonzero(np.diff(xs))[0], n - 1]  # the last of each run of ties
+    return xs[last], (last + 1) / n, sum_y2[last], sum_ym[last]
 
 
 def cluster_quantile_interval(
@@ -98,11 +120,9 @@ def cluster_quantile_interval(
     if k < 2:
         why = f"not estimable: one cluster ({method})"
         return Interval(point, math.nan, math.nan, confidence, why, int(x.size))
-    parts = [np.sort(x[codes == c]) for c in range(k)]
-    sizes = np.array([p.size for p in parts], dtype=float)
-    candidates = np.unique(x)  # (m,)
-    y = np.stack([np.searchsorted(p, candidates, side="right") for p in parts]).astype(float)
-    lower, upper = _bounds(y, sizes, confidence)
+    sizes = np.bincount(codes, minlength=k).astype(float)
+    candidates, share, sum_y2, sum_ym = _running_sums(x, codes, sizes)
+    lower, upper = _bounds(share, sum_y2, sum_ym, sizes, confidence)
     low_ok = np.nonzero(upper >= q)[0]
     high_ok = np.nonzero(lower > q)[0]
     low = float(candidates[low_ok[0]]) if low_ok.size else math.nan

@@ -1,0 +1,134 @@
+"""The percentile interval of the serving report (`harness.stats.cluster_quantile`).
+
+Its coverage is measured on stationary M/M/1 queues (an M/G/1 with Exp(1) sizes) at load 0.8,
+where the FCFS response time is Exp(μ − λ) and its q-quantile is ln(1/(1 − q))/0.2 (P99 =
+23.03). A run starts in the stationary state (its first wait drawn from the stationary law) and
+is produced by the Lindley recursion in closed form, so runs are independent clusters whose
+values are strongly dependent within.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from harness.stats.cluster_quantile import _bounds, _running_sums, cluster_quantile_interval
+from harness.stats.resampling import clustered_wilson
+
+LAM, MU = 0.8, 1.0
+
+
+def mm1_responses(n: int, rng: np.random.Generator) -> np.ndarray:
+    """FCFS response times of n consecutive jobs of a stationary M/M/1 queue."""
+    service = rng.exponential(1 / MU, n)
+    gaps = rng.exponential(1 / LAM, n)
+    w0 = rng.exponential(1 / (MU - LAM)) if rng.random() < LAM / MU else 0.0
+    steps = np.empty(n)
+    steps[0] = 0.0
+    steps[1:] = service[:-1] - gaps[1:]
+    c = np.cumsum(steps)
+    # W_n = max(W_0 + C_n, max_k (C_n - C_k)) = C_n - min(-W_0, min_{k<=n} C_k)
+    waits = c - np.minimum(np.minimum.accumulate(c), -w0)
+    return waits + service
+
+
+def true_quantile(q: float) -> float:
+    return math.log(1 / (1 - q)) / (MU - LAM)
+
+
+def test_lindley_closed_form_matches_the_recursion():
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    fast = mm1_responses(500, rng)
+    rng.bit_generator.state = state
+    service, gaps = rng.exponential(1 / MU, 500), rng.exponential(1 / LAM, 500)
+    w = 0.0 if rng.random() >= LAM / MU else rng.exponential(1 / (MU - LAM))
+    slow = [w + service[0]]
+    for i in range(1, 500):
+        w = max(0.0, w + service[i - 1] - gaps[i])
+        slow.append(w + service[i])
+    np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-9)
+
+
+def test_bounds_are_clustered_wilsons():
+    rng = np.random.default_rng(1)
+    values = np.concatenate([mm1_responses(800, rng) for _ in range(6)])
+    clusters = np.repeat(np.arange(6), 800)
+    sizes = np.full(6, 800.0)
+    for x in (2.0, 10.0, 20.0):
+        y = np.array([np.sum(values[clusters == c] <= x) for c in range(6)], float)
+        p = np.array([y.sum() / values.size])
+        low, high = _bounds(p, np.array([(y**2).sum()]), np.array([(y * sizes).sum()]), sizes, 0.95)
+        ref = clustered_wilson((values <= x).astype(int), clusters)
+        assert (low[0], high[0]) == pytest.approx((ref.low, ref.high), rel=1e-9)
+
+
+def test_running_sums_match_direct_counts():
+    rng = np.random.default_rng(4)
+    x = np.round(rng.exponential(1.0, 300), 1)  # ties
+    codes = rng.integers(0, 7, 300)
+    sizes = np.bincount(codes, minlength=7).astype(float)
+    cand, share, y2, ym = _running_sums(x, codes, sizes)
+    assert np.array_equal(cand, np.unique(x))
+    for i in (0, 5, len(cand) // 2, len(cand) - 1):
+        y = np.array([np.sum(x[codes == c] <= cand[i]) for c in range(7)], float)
+        assert share[i] == pytest.approx(y.sum() / 300)
+        assert y2[i] == (y**2).sum() and ym[i] == (y * sizes).sum()
+
+
+def test_interval_contains_the_estimate_and_is_honest_at_one_cluster():
+    rng = np.random.default_rng(2)
+    values = np.concatenate([mm1_responses(3000, rng) for _ in range(4)])
+    ci = cluster_quantile_interval(values, np.repeat(np.arange(4), 3000), 0.99)
+    assert ci.low <= ci.estimate <= ci.high
+    assert ci.estimate == pytest.approx(np.quantile(values, 0.99))
+    one = cluster_quantile_interval(values, np.zeros(values.size), 0.99)
+    assert not one.estimable and "one cluster" in one.method
+    with pytest.raises(ValueError):
+        cluster_quantile_interval(values, np.zeros(3), 0.99)
+
+
+def test_dependence_widens_the_interval():
+    # pooled as if independent (every value its own cluster) the P99 interval is narrower
+    rng = np.random.default_rng(3)
+    values = np.concatenate([mm1_responses(5000, rng) for _ in range(5)])
+    clustered = cluster_quantile_interval(values, np.repeat(np.arange(5), 5000), 0.99)
+    naive = cluster_quantile_interval(values, np.arange(values.size), 0.99)
+    assert (clustered.high - clustered.low) > 2 * (naive.high - naive.low)
+
+
+def _coverage(q: float, clusters: int, per: int, reps: int, seed: int, naive: bool = False):
+    rng = np.random.default_rng(seed)
+    hits = 0
+    labels = np.arange(clusters * per) if naive else np.repeat(np.arange(clusters), per)
+    for _ in range(reps):
+        values = np.concatenate([mm1_responses(per, rng) for _ in range(clusters)])
+        ci = cluster_quantile_interval(values, labels, q)
+        hits += ci.low <= true_quantile(q) <= ci.high
+    return hits / reps
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("q", [0.5, 0.95, 0.99])
+def test_coverage_on_mm1(q):
+    """5 independent runs of 20,000 jobs: coverage of the true quantile within 93.5-96.5%.
+
+    1,500 replications: the Monte-Carlo SE of a coverage near 0.95 is 0.0056, so the band is
+    about ±2.7 SE. Measured while choosing the method (300 replications): 0.937, 0.940, 0.943
+    for q = 0.5, 0.95, 0.99; with 3,000 jobs a run the P99's coverage fell to 0.90 (few
+    independent busy periods a run reach the tail), which docs/validation/serving.md reports.
+    """
+    assert 0.935 <= _coverage(q, 5, 20_000, 1500, seed=int(100 * q)) <= 0.965
+
+
+@pytest.mark.long
+def test_treating_requests_as_independent_undercovers():
+    """The same runs with every value its own cluster (an iid Wilson inverted) miss P99 often."""
+    assert _coverage(0.99, 5, 20_000, 300, seed=9, naive=True) < 0.6
+
+
+def test_t_quantile_factor_is_the_korn_graubard_one():
+    # with 5 clusters the effective size shrinks by (t_{n-1}/t_4)^2 at 95%
+    factor = (stats.t.ppf(0.975, 99_999) / stats.t.ppf(0.975, 4)) ** 2
+    assert factor == pytest.approx(0.498, abs=1e-3)
