@@ -78,6 +78,7 @@ def test_per_correct_is_not_estimable_below_its_thresholds():
     assert not row.per_correct.estimable and "not estimable" in row.per_correct.method
 
 
+@pytest.mark.slow
 def test_eval_prices_through_inspect_with_a_cost_config(tmp_path: Path):
     """A real run: inspect prices each call from --model-cost-config; the row's arithmetic."""
     from harness.cli.run import EvalRequest, run_eval_records

@@ -54,6 +54,7 @@ class EvalRequest:
     width: float | None = None  # with --until decided and one model: stop below this width
     model_cost_config: str | None = None  # inspect's price file (YAML or JSON of ModelCost)
     cost_limit: float | None = None  # inspect's per-sample cost limit in dollars
+    only_task: str | None = None  # run this one of the suite's tasks (`harness reproduce`)
 
 
 def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
@@ -243,6 +244,13 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         resolve_data_dir(req.data_dir)  # named, so checked, though this suite makes its data
     folder = resolve_data_dir(req.data_dir) if takes_data else None
     tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
+    functions = list(suite.tasks)
+    if req.only_task is not None:
+        keep = [str(t.name).split("/")[-1] == req.only_task for t in tasks]
+        tasks = [t for t, k in zip(tasks, keep, strict=True) if k]
+        functions = [f for f, k in zip(functions, keep, strict=True) if k]
+        if not tasks:
+            raise HarnessUsageError(f"suite '{suite.name}' has no task '{req.only_task}'")
     check_samples(tasks, req.limit, req.epochs)
     models = build_models(specs, req.model_args, req.seed)
     check_model_needed(tasks, specs)
@@ -269,7 +277,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     from harness.eval.manifest import MANIFEST_KEY, run_manifest, write_outputs
 
     extra: dict[str, Any] = {
-        MANIFEST_KEY: run_manifest(tasks, suite.tasks, models, req.task_args, req.limit)
+        MANIFEST_KEY: run_manifest(tasks, functions, models, req.task_args, req.limit)
     }
     if req.until is not None:
         from harness.board.live_run import decided_tasks

@@ -170,6 +170,7 @@ def request_for(path: str, limit: int | None, log_dir: str) -> Any:
         task_args=task_args,
         model_args=dict(spec.model_args or {}),
         display="none",
+        only_task=str(spec.task).split("/")[-1],
     )
 
 
