@@ -30,12 +30,21 @@ $(DEV): $(CORE)
 	$(UV_INSTALL) 'torch==2.13.0' -e '.[dev]'
 	touch $(DEV)
 
-# The embedded default: k-parity's quick preset (5 arms x 3 seeds trained from a seed, two at a
-# time), then its statistical report; the table is printed and the plots are left in DEMO_DIR.
+# The demo: two local models of one family (tiny-arith, and tiny-arith-small with a tenth of the
+# training; both trained from a seed on first use and cached) on 200 seeded arith problems, then
+# the statistical report and the leaderboard site; it prints where each landed.
+DEMO_SITE ?= $(DEMO_DIR)-site
 demo: $(CORE)
-	$(VENV)/bin/harness eval --suite k-parity -T workers=2 --log-dir $(DEMO_DIR)
+	$(VENV)/bin/harness eval --suite arith --model local/tiny-arith --model local/tiny-arith-small \
+		--log-dir $(DEMO_DIR)
 	$(VENV)/bin/harness report $(DEMO_DIR) -o $(DEMO_DIR)/report.md
-	@cat $(DEMO_DIR)/report.md
+	$(VENV)/bin/harness report $(DEMO_DIR) --format html -o $(DEMO_DIR)/report.html
+	$(VENV)/bin/harness leaderboard build $(DEMO_DIR) -o $(DEMO_SITE) --title "harness demo"
+	@echo
+	@sed -n '/^## Paired/,/^Logs used/p' $(DEMO_DIR)/report.md
+	@echo "report: file://$(abspath $(DEMO_DIR))/report.html (and report.md)"
+	@echo "site:   file://$(abspath $(DEMO_SITE))/index.html (or: $(VENV)/bin/harness leaderboard serve $(DEMO_SITE))"
+	@echo "logs:   $(abspath $(DEMO_DIR)) (inspect view --log-dir $(DEMO_DIR))"
 
 test: $(DEV)
 	# Debian's chromium (the leaderboard's browser tests), bubblewrap and libseccomp's binding

@@ -43,7 +43,7 @@ from harness.errors import HarnessUsageError
 from harness.models.batch_generate import GenRequest, GenResult, generate_batch
 from harness.models.micro_batcher import MicroBatcher
 
-BUILTIN = ("tiny-arith", "team-moe", "l2a-recall")
+BUILTIN = ("tiny-arith", "tiny-arith-small", "team-moe", "l2a-recall")
 # inspect's model-info lookup builds a model from its name alone with this key, during evals, to
 # read its canonical name (inspect_ai.model._model_info); a built-in would then load, or train,
 # its default checkpoint, whatever -M args the eval was given
@@ -59,6 +59,10 @@ def resolve_checkpoint(name: str) -> Path:
         from harness.models.tiny_arith import checkpoint
 
         return checkpoint()
+    if name == "tiny-arith-small":
+        from harness.models.tiny_arith import SMALL, checkpoint
+
+        return checkpoint(SMALL)
     path = Path(name).expanduser()
     if not (path / "config.json").is_file():
         raise HarnessUsageError(

@@ -51,6 +51,11 @@ class TinyArithConfig:
             raise ValueError("n_embd must be a multiple of n_head")
 
 
+# `local/tiny-arith-small`: the same recipe at a tenth of the training (1 block of width 32, 300
+# steps, about 5 s), a weaker model of the same family for comparisons that should be decided
+SMALL = TinyArithConfig(n_layer=1, n_embd=32, n_head=2, steps=300)
+
+
 def char_tokenizer(chars: str, split: str = "."):  # -> PreTrainedTokenizerFast
     """A character-level fast tokenizer over `chars`, with PAD, EOS and UNK and a plain template.
 
