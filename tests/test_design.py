@@ -239,9 +239,32 @@ def _iwg() -> Any:
     return build_group(records, n_boot=20)
 
 
+def _serving() -> Any:
+    from harness.logs import SampleScore
+    from harness.suites.serving.report import build_group
+
+    rng = np.random.default_rng(0)
+    records = []
+    for model in ("serving/fcfs", "serving/sjf", "serving/uniboost"):
+        samples = []
+        for i in range(4):
+            ttlt = np.round(rng.exponential(5000.0, 300), 2)
+            meta = {"slice": i // 2, "ttlt_ms": list(ttlt), "ttft_ms": list(ttlt / 10),
+                    "max_wait_s": 1.0, "preemptions": 0}  # fmt: skip
+            if model == "serving/uniboost":
+                meta.update(gamma_time=[5.0, 10.0], gamma=[67.0, 107.0], gamma_converged=False)
+            error = "RuntimeError('boom')" if (model, i) == ("serving/sjf", 3) else ""
+            raw = () if error else (("ttlt_p99", float(np.percentile(ttlt, 99)) / 1e3),)
+            samples.append(SampleScore(f"conv-s{i // 2}-seed{i % 2}", 1, raw, error, meta, {}))
+        records.append(_record("serving", "serving", samples, model=model,
+                               metadata={"settings": {"load": 0.85}}))  # fmt: skip
+    return build_group(records)
+
+
 BUILDERS: dict[str, Callable[[], Any]] = {
     "k-parity": _k_parity, "lokra": _lokra, "l2a-recall": _l2a, "team": _team,
     "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
+    "serving": _serving,
 }  # fmt: skip
 
 

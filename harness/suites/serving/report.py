@@ -99,7 +99,9 @@ class ServingReport:
 def _policy(
     record: LogRecord,
 ) -> tuple[PolicyLatency, dict[str, float], dict[str, float], dict[str, int]]:
-    full = read_samples(record.path)
+    full: list = list(record.samples)
+    if any(not s.error and not isinstance((s.metadata or {}).get("ttlt_ms"), list) for s in full):
+        full = read_samples(record.path)  # the summaries thinned the per-request lists
     ttft, ttlt, clusters = [], [], []
     p99_ttlt: dict[str, float] = {}
     p99_ttft: dict[str, float] = {}
