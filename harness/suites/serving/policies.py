@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -204,8 +203,10 @@ class UniBoostDecode(UniBoost):
             job.next_threshold *= self.factor
 
     def _ranked(self, jobs: list[Job], now: float, config: ServerConfig) -> list[Job]:
-        cost: Callable[[Job], float] = lambda j: preemption_cost(j, config)  # noqa: E731
-        return sorted(jobs, key=lambda j: (self.key(j, now) - cost(j), j.req.rid), reverse=True)
+        def score(job: Job) -> tuple[float, int]:
+            return (self.key(job, now) - preemption_cost(job, config), job.req.rid)
+
+        return sorted(jobs, key=score, reverse=True)
 
     def victims(self, running: list[Job], now: float, config: ServerConfig) -> list[Job]:
         """Evictable requests by Φ − cost, then (counted) the protected ones."""
