@@ -261,9 +261,16 @@ def _serving() -> Any:
     return build_group(records)
 
 
+def _provenance() -> Any:
+    from tests.test_provenance_report import example_report
+
+    return example_report()
+
+
 BUILDERS: dict[str, Callable[[], Any]] = {
     "k-parity": _k_parity, "lokra": _lokra, "l2a-recall": _l2a, "team": _team,
     "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
+    "provenance": _provenance,
     "serving": _serving,
 }  # fmt: skip
 

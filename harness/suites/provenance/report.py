@@ -55,7 +55,6 @@ class MatchedRow:
     method: str
     interval: Interval  # mean over seeds, t 95% (engine); nan where a seed cannot reach the KL
     seeds_reached: int
-    diff: Any = None  # ADFP - KGW, paired by seed (engine), on the KGW row only... see pairs
 
 
 @dataclass(frozen=True)
@@ -64,6 +63,7 @@ class ProvenanceReport:
 
     heading: str
     preset: str
+    counts: tuple[tuple[str, int, int], ...]  # (task, runs, errored)
     fpr: dict[str, Any] | None
     cells: tuple[dict[str, Any], ...]
     selection: dict[str, Any] | None
@@ -93,34 +93,35 @@ def build_reports(records: list[LogRecord]) -> list[ProvenanceReport]:
 
 def build_report(preset: str, records: list[LogRecord]) -> ProvenanceReport:
     """The checks of one preset from its newest detect, select and distill logs."""
-    detect = _newest(records, "_detect")
-    select = _newest(records, "_select")
-    distill = _newest(records, "_distill")
-    det_runs = [r for r in _runs(detect) if "error" not in r] if detect else []
-    fpr = next((r for r in det_runs if r.get("kind") == "fpr"), None)
-    cells = tuple(r for r in det_runs if r.get("kind") == "cell")
-    sel_runs = [r for r in _runs(select) if "error" not in r] if select else []
-    selection = sel_runs[0] if sel_runs else None
-    runs = tuple(r for r in _runs(distill) if "error" not in r) if distill else ()
+    logs = {name: _newest(records, f"_{name}") for name in ("detect", "select", "distill")}
+    runs = {name: _runs(rec) if rec else [] for name, rec in logs.items()}
+    distill = logs["distill"]
     settings = (distill.metadata.get("settings") or {}) if distill else {}
-    targets = settings.get("kl_targets", [0.02, 0.05, 0.1])
-    matched, pairs = _matched(runs, targets)
-    names = [log_heading(r) for r in (detect, select, distill) if r is not None]
+    names = [log_heading(r) for r in logs.values() if r is not None]
+    return report_from_runs(preset, "; ".join(names), runs, settings)
+
+
+def report_from_runs(
+    preset: str, heading: str, runs: dict[str, list[dict[str, Any]]], settings: dict[str, Any]
+) -> ProvenanceReport:
+    """The report from the runs of each task (a run with "error" is counted, not used)."""
+    ok = {name: [r for r in rs if "error" not in r] for name, rs in runs.items()}
+    counts = tuple((name, len(rs), len(rs) - len(ok[name])) for name, rs in runs.items())
+    fpr = next((r for r in ok.get("detect", []) if r.get("kind") == "fpr"), None)
+    cells = tuple(r for r in ok.get("detect", []) if r.get("kind") == "cell")
+    selection = ok["select"][0] if ok.get("select") else None
+    students = tuple(ok.get("distill", []))
+    matched, pairs = _matched(students, settings.get("kl_targets", [0.02, 0.05, 0.1]))
     checks = (
         _check1(fpr),
         _check2(cells),
         _check3(selection, cells),
-        _check4(runs),
+        _check4(students),
         _check5(matched, pairs),
     )
-    errored = sum(1 for rec in (detect, select, distill) if rec for r in _runs(rec) if "error" in r)
-    heading = (
-        f"preset {preset}: "
-        + "; ".join(names)
-        + (f"; {errored} runs errored (left out, counted here)" if errored else "")
-    )
-    return ProvenanceReport(heading, preset, fpr, cells, selection, runs, tuple(matched),
-                            tuple(pairs), checks, _claims(checks))  # fmt: skip
+    return ProvenanceReport(f"preset {preset}: {heading}", preset, counts, fpr, cells, selection,
+                            students, tuple(matched), tuple(pairs), checks,
+                            _claims(checks))  # fmt: skip
 
 
 def rate_interval(hits: int, n: int) -> Interval:

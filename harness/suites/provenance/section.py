@@ -119,15 +119,22 @@ def _runs_table(r: ProvenanceReport) -> Table | None:
                          f"{rd['neg_log10_p']:.2f}"])  # fmt: skip
     return ("Every student: trace distortion (exact KL, source NLL, off-support rate, perplexity "
             "under the clean teacher) and −log10 p per test",
-            ["student", "method", "strength", "seed", "epochs", "KL", "source NLL", "errors",
+            ["student", "method", "strength", "seed", "epochs", "KL", "source NLL", "off-support",
              "teacher ppl", "open v̄−γ", "open sup.", "open unsup.", "closed (exact)",
              "reading"], rows)  # fmt: skip
 
 
+def _counts_table(r: ProvenanceReport) -> Table:
+    rows = [[task, str(n), str(n - bad), str(bad)] for task, n, bad in r.counts]
+    return ("Runs per task (an errored run is left out of every figure and counted here)",
+            ["task", "runs", "finished", "errored"], rows)  # fmt: skip
+
+
 def view(report: ProvenanceReport) -> SectionView:
     """Tables, checks, claims and plots of one preset."""
-    tables = [t for t in (_fpr_table(report), _power_table(report), _selection_table(report),
-                          _students_table(report), _runs_table(report)) if t]  # fmt: skip
+    parts = (_counts_table(report), _fpr_table(report), _power_table(report),
+             _selection_table(report), _students_table(report), _runs_table(report))  # fmt: skip
+    tables = [t for t in parts if t]
     checks = [f"Check {c.number} ({'gate' if c.gate else 'reported'}): "
               f"{ {True: 'PASS', False: 'FAIL', None: 'not decided'}[c.passed] } — {c.text}"
               for c in report.checks]  # fmt: skip
