@@ -340,7 +340,10 @@ def test_eval_json_and_report_json_carry_the_suites_sections(tmp_path):
     result = CliRunner().invoke(main, ["report", str(logs), "--format", "json", "-o", str(out)])
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
-    assert [s["title"] for s in written["sections"]] == [section["title"]]
+    # the generic cost section (every log's cost rows and frontier), then the suite's own
+    from harness.report.budgets import BUDGETS
+
+    assert [s["title"] for s in written["sections"]] == [BUDGETS.title, section["title"]]
     assert written["scores"] == printed["scores"]
 
 

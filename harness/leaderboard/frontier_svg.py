@@ -63,7 +63,8 @@ def frontier_svg(frontier: Frontier) -> str:
             title=(f"{p.model}: accuracy {a.text('.3f')}, {frontier.axis} per {frontier.unit} "
                    f"{c.text('.6g')}, P(on frontier) {prob}"),
         ))  # fmt: skip
-    line = " ".join(f"{q.x:.1f},{q.y:.1f}" for q in sorted(points, key=lambda q: q.x) if q.front)
+    front = sorted((q for q in points if q.front), key=lambda q: q.x)
+    line = [(a.x, a.y, b.x, b.y) for a, b in zip(front, front[1:], strict=False)]
     unknown = [p.model for p in frontier.points if p not in known]
     legend_lines = [f"{label}: P(on frontier) = "
                     f"{'–' if math.isnan(p.probability) else f'{p.probability:.2f}'}"
@@ -78,6 +79,6 @@ def frontier_svg(frontier: Frontier) -> str:
         left=left, right=right, top=top, bottom=bottom,
         xticks=[(x(v), t) for v, t in _ticks(x_lo, x_hi, 3)],
         yticks=[(y(k / 4), f"{k / 4:.2f}") for k in range(5)],
-        points=points, line=line if line.count(",") > 1 else "", unknown=unknown,
+        points=points, line=line, unknown=unknown,
         legend=legend,
     )  # fmt: skip

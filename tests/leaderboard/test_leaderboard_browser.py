@@ -84,8 +84,28 @@ def test_site_in_a_real_browser(built_site, tmp_path: Path) -> None:
         ns = [int(v) for v in ranked.locator("tbody tr td:nth-child(6)").all_inner_texts()]
         assert ns == sorted(ns, reverse=True)
         widths = page.locator("img").evaluate_all("imgs => imgs.map(i => i.naturalWidth)")
-        assert len(widths) == 2 * len(TASKS) and all(w > 0 for w in widths)
+        assert len(widths) == 3 * len(TASKS) and all(w > 0 for w in widths)
+        # the accuracy-cost frontier: its plot loaded and its table, one row per model
+        frontier = page.locator("img.frontier").first
+        frontier.scroll_into_view_if_needed()
+        assert frontier.evaluate("i => i.complete && i.naturalWidth > 0")
+        assert frontier.get_attribute("alt").startswith("Accuracy against")
+        table = page.locator("table.frontier-table").first
+        assert table.locator("tbody tr").count() == len(MODELS)
+        probabilities = [float(v) for v in table.locator("tbody td:nth-child(5)").all_inner_texts()]
+        assert all(0 <= p <= 1 for p in probabilities) and max(probabilities) > 0.5
+        box = frontier.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1280
         page.screenshot(path=str(tmp_path / "suite.png"), full_page=True)
+        # on a 375 px screen the suite page does not overflow and the frontier fits the screen
+        page.set_viewport_size({"width": 375, "height": 800})
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375 + 1
+        frontier.scroll_into_view_if_needed()
+        box = frontier.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, box
+        assert box["height"] > 100  # scaled down, not collapsed
+        page.screenshot(path=str(tmp_path / "suite-375.png"), full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 800})
 
         # one log in the viewer, with its samples
         page.goto(base + "index.html")
@@ -104,7 +124,7 @@ def test_site_in_a_real_browser(built_site, tmp_path: Path) -> None:
         assert not plain.locator("#filter").is_visible()
         context.close()
     assert errors == []
-    for name in ("index.png", "suite.png", "viewer.png"):
+    for name in ("index.png", "suite.png", "suite-375.png", "viewer.png"):
         assert (tmp_path / name).stat().st_size > 1000
     keep = Path("/tmp/leaderboard-shots")  # for a human to look at; harmless elsewhere
     shutil.rmtree(keep, ignore_errors=True)

@@ -112,14 +112,15 @@ def _expected(site: Path, page: Path) -> set[str]:
         return {MODEL_SCRIPT, ARG_IMG, ARG_SCRIPT, SUITE}
     if name == f"model/{slug(MODEL_IMG)}.html":
         return {MODEL_IMG, ARG_IMG, SUITE}
-    if name.endswith("-pvalues.svg") or name.endswith("-forest.svg"):
+    if name.endswith(("-pvalues.svg", "-forest.svg", "-frontier.svg")):
         return {MODEL_SCRIPT}  # each task table has this model
     raise AssertionError(f"a page this test does not know: {name}")
 
 
 def test_every_page_shows_hostile_log_fields_as_text(hostile_site):
     pages = _pages(hostile_site)
-    assert len(pages) == 1 + 1 + 2 + 2 * 2  # index, suite, two models, two plots per task
+    # index, suite, two models, three plots per task (forest, p-values, accuracy-cost frontier)
+    assert len(pages) == 1 + 1 + 2 + 3 * 2
     for page in pages:
         text = page.read_text()
         assert not [p for p in PAYLOADS if p in text], page  # each one is escaped, or absent
