@@ -14,7 +14,7 @@ from inspect_ai.dataset import Sample
 
 from harness.eval.manifest import code_hash, data_manifest, judge_manifest, outputs_manifest
 
-SCORER = '''
+SCORER = """
 from inspect_ai.scorer import Score, accuracy, scorer
 
 
@@ -28,7 +28,7 @@ def exact():
         return Score(value=_clean(state.output.completion) == target.text)
 
     return score
-'''
+"""
 
 
 def _samples(**change: str) -> list[Sample]:
@@ -124,8 +124,10 @@ def test_a_run_writes_its_manifest_outside_the_identity(tmp_path):
     assert manifest.packages["inspect_ai"] and "cpu" in manifest.hardware
     assert OUTPUTS_KEY not in record.metadata and OUTPUTS_KEY in record.current_metadata
     spec_without = {"task": "arith", "model": "scripted/x", "metadata": {"harness_suite": "arith"}}
-    spec_with = {**spec_without, "metadata": {**spec_without["metadata"],
-                                              MANIFEST_KEY: record.metadata[MANIFEST_KEY]}}
+    spec_with = {
+        **spec_without,
+        "metadata": {**spec_without["metadata"], MANIFEST_KEY: record.metadata[MANIFEST_KEY]},
+    }
     assert identity_of(spec_with, ["a"]) == identity_of(spec_without, ["a"])
     printed = CliRunner().invoke(main, ["manifest", record.path])
     assert printed.exit_code == 0, printed.output

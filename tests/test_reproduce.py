@@ -17,7 +17,8 @@ from harness.eval.reproduce import compare_manifests
 
 def _manifest(**change: object) -> Manifest:
     base = Manifest(
-        task="t", model="m/x", data={"sha256": "d" * 64, "n": 2, "per_sample": {"a": "1", "b": "2"}},
+        task="t", model="m/x",
+        data={"sha256": "d" * 64, "n": 2, "per_sample": {"a": "1", "b": "2"}},
         code={"scorer": "s", "solver": "v", "task": "t", "model": "m"}, prompt="p" * 64,
         outputs="o" * 64, output_samples={"a#1": "x", "b#1": "y"}, judge={}, sandbox={},
         harness={"version": "0.1.0", "commit": "c1", "dirty": False},
@@ -81,8 +82,22 @@ def _line(output: str, field: str) -> str:
 def test_scripted_reproduces_exactly_and_a_changed_problem_is_named(tmp_path: Path, data_dir):
     data = tmp_path / "data"
     shutil.copytree(data_dir / "aime", data / "aime")
-    log = _eval(["--suite", "aime", "--model", "scripted/x", "-M", "answer=\\boxed{204}",
-                 "--limit", "4", "--data-dir", str(data), "--log-dir", str(tmp_path / "l")])
+    log = _eval(
+        [
+            "--suite",
+            "aime",
+            "--model",
+            "scripted/x",
+            "-M",
+            "answer=\\boxed{204}",
+            "--limit",
+            "4",
+            "--data-dir",
+            str(data),
+            "--log-dir",
+            str(tmp_path / "l"),
+        ]
+    )
     code, out = _reproduce(log, tmp_path / "r1")
     assert code == 0, out
     assert "same" in _line(out, "outputs") and "exact on 4 sample-epochs" in out

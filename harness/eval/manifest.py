@@ -74,8 +74,9 @@ def data_manifest(samples: Sequence[Any]) -> dict[str, Any]:
     rows = [_sample_fields(s) for s in samples]
     ids = [str(r["id"]) for r in rows]
     whole, n = data_hash(rows, ids, digits=64)
-    per_sample = {i: data_hash([r], [i], digits=SAMPLE_DIGITS)[0] for i, r in zip(ids, rows,
-                                                                                   strict=True)}
+    per_sample = {
+        i: data_hash([r], [i], digits=SAMPLE_DIGITS)[0] for i, r in zip(ids, rows, strict=True)
+    }
     return {"sha256": whole, "n": n, "per_sample": per_sample}
 
 
@@ -125,8 +126,10 @@ def source_files(objs: Iterable[Any]) -> list[str]:
 
 
 def code_hash(objs: Iterable[Any]) -> str:
-    """SHA-256 over the content of the objects' source files (names left out: a checkout
-    in another folder hashes the same)."""
+    """SHA-256 over the content of the objects' source files.
+
+    File names are left out: a checkout in another folder hashes the same.
+    """
     digest = hashlib.sha256()
     for path in source_files(objs):
         digest.update(sha256_text(Path(path).read_bytes()).encode() + b"\n")
@@ -268,8 +271,9 @@ def outputs_manifest(log: Any) -> dict[str, Any]:
     for s in sorted(log.samples or [], key=lambda s: (str(s.id), s.epoch)):
         text = s.output.completion if s.output is not None else ""
         error = s.error.message if s.error is not None else None
-        per_sample[f"{s.id}#{s.epoch}"] = sha256_text(canonical([str(s.id), s.epoch, text,
-                                                                  error]))[:SAMPLE_DIGITS]
+        per_sample[f"{s.id}#{s.epoch}"] = sha256_text(canonical([str(s.id), s.epoch, text, error]))[
+            :SAMPLE_DIGITS
+        ]
     outputs = hashlib.sha256()
     for key, digest in per_sample.items():
         outputs.update(f"{key}={digest}\n".encode())

@@ -39,7 +39,9 @@ def read_cost_config(path: str) -> dict[str, Any]:
         data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as ex:
         reason = " ".join(str(ex).split())[:120]
-        raise HarnessUsageError(f"--model-cost-config {path}: not JSON or YAML ({reason})") from None
+        raise HarnessUsageError(
+            f"--model-cost-config {path}: not JSON or YAML ({reason})"
+        ) from None
     if not isinstance(data, dict) or not data:
         raise HarnessUsageError(
             f"--model-cost-config {path}: needs a mapping of model name to "
@@ -63,8 +65,11 @@ def read_cost_config(path: str) -> dict[str, Any]:
 
 
 def register_costs(costs: dict[str, Any]) -> None:
-    """Give inspect every price: `set_model_cost` where its database knows the model, else
-    `set_model_info` with the cost (inspect refuses `set_model_cost` for unknown models)."""
+    """Give inspect every price, whether or not its model database knows the model.
+
+    `set_model_cost` where the database knows the model, else `set_model_info` with the cost
+    (inspect refuses `set_model_cost` for models it does not know).
+    """
     from inspect_ai.model import ModelInfo, get_model_info, set_model_cost, set_model_info
 
     for name, cost in costs.items():
@@ -83,7 +88,9 @@ def apply_prices(path: str | None, cost_limit: float | None, models: list[Any]) 
     if path is not None:
         register_costs(read_cost_config(path))
     if cost_limit is not None:
-        unpriced = [str(m) for m in models if (i := get_model_info(str(m))) is None or i.cost is None]
+        unpriced = [
+            str(m) for m in models if (i := get_model_info(str(m))) is None or i.cost is None
+        ]
         if unpriced:
             raise HarnessUsageError(
                 f"--cost-limit needs a price for every model; none for {', '.join(unpriced)}: "

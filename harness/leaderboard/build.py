@@ -26,10 +26,10 @@ from typing import Any
 
 from harness.errors import HarnessUsageError
 from harness.leaderboard.collect import BadLog, collect
+from harness.leaderboard.frontier_svg import frontier_svg
 from harness.leaderboard.labels import public_label, public_tables
 from harness.leaderboard.pages import ASSETS, asset, index_page, model_page, slug, suite_page
 from harness.leaderboard.ranking import TaskTable, task_tables
-from harness.leaderboard.frontier_svg import frontier_svg
 from harness.leaderboard.site_costs import (
     TaskCosts,
     cost_json,

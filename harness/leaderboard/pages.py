@@ -171,8 +171,11 @@ def suite_page(
     costs: dict[tuple[str, str], Any] | None = None,
     manifests: Callable[[str], str | None] | None = None,
 ) -> str:
-    """Per task: the ranked table (with cost and manifest), judge scores, the forest plot, the
-    p-value heat map, and the accuracy-cost frontier with its table."""
+    """Per task: the ranked table, judge scores, the plots and the accuracy-cost frontier.
+
+    The ranked table carries each model's cost and a link to its log's manifest; the plots are
+    the forest plot, the p-value heat map and the frontier, which has a table of its own.
+    """
     return render(
         "suite.html.j2", title=f"Suite {suite}", root="../", suite=suite, tables=tables,
         links=links, costs=costs or {}, manifests=manifests or (lambda _: None),

@@ -13,7 +13,8 @@ engine's `estimate`, with the score type "unbounded".
   has no price, the row's dollars are unknown and say so: never 0. A sample that called no
   model (it errored first) spent nothing.
 - dollars per correct answer: mean dollars / mean correct over units (`harness.stats.ratio`),
-  delta method, "not estimable" below its coverage thresholds.
+  Fieller's interval (the delta method's pivot inverted), "not estimable" below its coverage
+  thresholds (20 units, 10 correct answers).
 - latency: working seconds per unit (inspect's `working_time`: time spent, waits for a
   connection left out), and time to first token where the provider reports it in the sample's
   metadata (`time_to_first_token`); inspect-ai 0.3.285's own providers do not, so it usually
@@ -162,7 +163,9 @@ def cost_row(records: Sequence[LogRecord], design: Design | None = None) -> Cost
     tokens = {k: _interval(design, v, clusters, "not reported") for k, v in costs.tokens.items()}
     if costs.dollars is None:
         why = f"unknown: no price for {', '.join(costs.unpriced)} (--model-cost-config)"
-        dollars = per_correct = Interval(math.nan, math.nan, math.nan, 0.95, why, len(costs.correct))
+        dollars = per_correct = Interval(
+            math.nan, math.nan, math.nan, 0.95, why, len(costs.correct)
+        )
     else:
         dollars = _interval(design, costs.dollars, clusters, "no sample")
         units = sorted(costs.correct)
@@ -205,8 +208,8 @@ def cost_table(rows: Sequence[CostRow]) -> tuple[str, list[str], list[list[str]]
     ]  # fmt: skip
     caption = (
         f"Cost and latency per {unit} with 95% intervals over {unit}s (t, clustered where the "
-        "design clusters); $ per correct = mean $ / mean correct, delta method; a price that is "
-        "not known is shown as unknown, never 0; manifest: its digest, printed in full by "
+        "design clusters); $ per correct = mean $ / mean correct, Fieller's interval; a price "
+        "that is not known is shown as unknown, never 0; manifest: its digest, printed in full by "
         "`harness manifest LOG`"
     )
     return caption, head, body

@@ -31,8 +31,11 @@ SEED = 20_251_014  # a fixed seed, so a report is the same each time it is built
 
 
 def on_frontier(accuracy: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """Which points no other point dominates (as accurate or more, as cheap or cheaper, and
-    strictly better in one); the last axis indexes models, leading axes are resamples."""
+    """Which points no other point dominates.
+
+    A point dominates another when it is as accurate or more, as cheap or cheaper, and strictly
+    better in one. The last axis indexes models; leading axes are resamples.
+    """
     a_i, a_j = accuracy[..., :, None], accuracy[..., None, :]  # (..., m, 1), (..., 1, m)
     c_i, c_j = cost[..., :, None], cost[..., None, :]
     dominated = (a_j >= a_i) & (c_j <= c_i) & ((a_j > a_i) | (c_j < c_i))  # (..., m, m)

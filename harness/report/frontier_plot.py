@@ -9,8 +9,10 @@ from harness.report.frontier import Frontier
 
 
 def frontier_png(frontier: Frontier, path: Path) -> str:
-    """Each model with a known cost: accuracy against cost, intervals on both axes; the
-    frontier's points ringed and joined; models of unknown cost named in the title."""
+    """Accuracy against cost for each model with a known cost, intervals on both axes.
+
+    The frontier's points are ringed and joined; models of unknown cost are named in the title.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -20,8 +22,8 @@ def frontier_png(frontier: Frontier, path: Path) -> str:
     known = [p for p in frontier.points if p.cost is not None and not math.isnan(p.cost.estimate)]
     for p in known:
         c, a = p.cost, p.accuracy  # type: ignore[union-attr]
-        xerr = ([[c.estimate - c.low], [c.high - c.estimate]] if c.estimable else None)
-        yerr = ([[a.estimate - a.low], [a.high - a.estimate]] if a.estimable else None)
+        xerr = [[c.estimate - c.low], [c.high - c.estimate]] if c.estimable else None
+        yerr = [[a.estimate - a.low], [a.high - a.estimate]] if a.estimable else None
         ax.errorbar([c.estimate], [a.estimate], xerr=xerr, yerr=yerr, fmt="o", capsize=3,
                     label=f"{p.model} (P={p.probability:.2f})")  # fmt: skip
         if p.on_frontier:

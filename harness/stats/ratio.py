@@ -22,6 +22,7 @@ Notes:
 References:
     Fieller, E. C. (1954). Some problems in interval estimation. JRSS B 16(2), 175-185.
     Cochran, W. G. (1977). Sampling Techniques, 3rd ed., ch. 6 (the ratio estimator). Wiley.
+
 """
 
 from __future__ import annotations
