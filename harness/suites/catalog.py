@@ -154,6 +154,15 @@ def all_suites() -> dict[str, Suite]:
             design=Design("item", "binary"),
         ),
         Suite(
+            "bandpo",
+            ("harness.suites.bandpo.task:bandpo_bandit", "harness.suites.bandpo.task:bandpo_rlvr"),
+            "GRPO clip rules (clip, clip-higher, DCPO, BandPO bands) on a bandit and toy RLVR",
+            default_model="none/none",
+            section="harness.suites.bandpo.section:SECTION",
+            own_table=True,
+            design=Design("seed", "unbounded", family="each clip rule against clip, per metric"),
+        ),
+        Suite(
             "posttrainbench",
             ("harness.suites.posttrainbench.task:posttrainbench",),
             "agents post-train a tiny base model in bwrap under a budget; cheating flagged",
