@@ -99,7 +99,7 @@ def test_eval_end_to_end_and_the_report_section(tmp_path):
     log_dir = tmp_path / "logs"
     request = EvalRequest(
         suite="serving",
-        models=("serving/fcfs", "serving/sjf", "serving/uniboost"),
+        models=("serving/sjf", "serving/uniboost"),
         log_dir=str(log_dir),
         data_dir=str(data),
         task_args={"slice_minutes": 2.0, "slices": 2, "load": 0.85},
@@ -111,16 +111,14 @@ def test_eval_end_to_end_and_the_report_section(tmp_path):
     (section,) = [s for s in report.sections if s.section.tag == "serving"]
     (result,) = section.results
     by = {p.policy: p for p in result.policies}
-    assert set(by) == {"serving/fcfs", "serving/sjf", "serving/uniboost"}
-    fcfs = by["serving/fcfs"]
-    assert fcfs.samples == 2 and fcfs.errors == 0 and fcfs.requests > 400
-    p99 = fcfs.ttlt[2]
+    assert set(by) == {"serving/sjf", "serving/uniboost"}
+    sjf = by["serving/sjf"]
+    assert sjf.samples == 2 and sjf.errors == 0 and sjf.requests > 400
+    p99 = sjf.ttlt[2]
     assert p99.low <= p99.estimate <= p99.high and "2 independent clusters" in p99.method
-    assert by["serving/uniboost"].gamma and not fcfs.gamma
-    assert {(r.policy, r.baseline) for r in result.pairs} == {
-        ("serving/fcfs", "serving/sjf"),
-        ("serving/uniboost", "serving/sjf"),
-    }
+    assert by["serving/uniboost"].gamma and not sjf.gamma
+    assert {(r.policy, r.baseline) for r in result.pairs} == {("serving/uniboost", "serving/sjf")}
+    assert any("P99 TTLT" in line and "noisy SJF" in line for line in result.checks)
     files = write_report(report, str(tmp_path / "report.md"), "md")
     text = Path(files[0]).read_text()
     assert "serving: tail-aware scheduling" in text and "reconstructed" in text
