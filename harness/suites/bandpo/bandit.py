@@ -25,6 +25,7 @@ import torch
 
 from harness.models.methods.band_clip import grpo_advantages, policy_loss, ratio_bounds
 from harness.suites.bandpo.arms import rule_of
+from harness.suites.bandpo.threads import one_thread
 
 
 @dataclass(frozen=True)
@@ -110,5 +111,6 @@ def train_bandit(cfg: BanditConfig) -> BanditResult:
 
 
 def train_bandit_dict(cfg: BanditConfig) -> dict[str, Any]:
-    """Worker entry point: run, return a dict (torch only, no inspect, in the worker)."""
-    return train_bandit(cfg).as_dict()
+    """Worker entry point: run on one thread, return a dict (torch only, no inspect)."""
+    with one_thread():
+        return train_bandit(cfg).as_dict()

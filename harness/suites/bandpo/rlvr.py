@@ -36,6 +36,7 @@ import torch
 from harness.models.methods.band_clip import grpo_advantages, policy_loss, ratio_bounds
 from harness.suites.bandpo.arms import rule_of
 from harness.suites.bandpo.policy import GRUPolicy, PolicyConfig
+from harness.suites.bandpo.threads import one_thread
 
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # old-probability bins of the clip fraction
 
@@ -116,6 +117,31 @@ def noisy_batch(cfg: RLVRConfig, n: int, gen: torch.Generator) -> tuple[torch.Te
     return prompts, tokens
 
 
+_STARTS: dict[tuple[Any, ...], dict[str, torch.Tensor]] = {}  # fitted starts, this process
+
+
+def _start_key(cfg: RLVRConfig) -> tuple[Any, ...]:
+    fields = ("seed", "vocab", "modulus", "length", "hidden", "sft_steps", "sft_batch",
+              "sft_lr", "sft_fix")  # fmt: skip
+    return (*(getattr(cfg, f) for f in fields), torch.get_num_threads())
+
+
+def fit_start(cfg: RLVRConfig) -> GRUPolicy:
+    """The start policy of a seed, fitted once per process and then copied.
+
+    Every arm of a seed starts from the same weights; the fit depends on the seed, the
+    settings above and the thread count only, and the GRPO run draws from its own generators.
+    """
+    key = _start_key(cfg)
+    if key not in _STARTS:
+        torch.manual_seed(cfg.seed)
+        policy = _fit_start(cfg, torch.Generator().manual_seed(cfg.seed))
+        _STARTS[key] = {k: v.clone() for k, v in policy.state_dict().items()}
+    policy = GRUPolicy(PolicyConfig(cfg.vocab, cfg.modulus, cfg.length, cfg.hidden))
+    policy.load_state_dict(_STARTS[key])
+    return policy
+
+
 def _fit_start(cfg: RLVRConfig, gen: torch.Generator) -> GRUPolicy:
     policy = GRUPolicy(PolicyConfig(cfg.vocab, cfg.modulus, cfg.length, cfg.hidden))
     opt = torch.optim.Adam(policy.parameters(), lr=cfg.sft_lr)
@@ -143,9 +169,7 @@ def train_rlvr(cfg: RLVRConfig) -> RLVRResult:
     """Fit the start policy, then run GRPO with the arm's clip rule."""
     start = time.perf_counter()
     rule = rule_of(cfg.arm)
-    torch.manual_seed(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
-    policy = _fit_start(cfg, gen)
+    policy = fit_start(cfg)
     reference = GRUPolicy(policy.cfg)
     reference.load_state_dict(policy.state_dict())
     reference.requires_grad_(False)
@@ -214,5 +238,6 @@ def train_rlvr(cfg: RLVRConfig) -> RLVRResult:
 
 
 def train_rlvr_dict(cfg: RLVRConfig) -> dict[str, Any]:
-    """Worker entry point: run, return a dict (torch only, no inspect, in the worker)."""
-    return train_rlvr(cfg).as_dict()
+    """Worker entry point: run on one thread, return a dict (torch only, no inspect)."""
+    with one_thread():
+        return train_rlvr(cfg).as_dict()
