@@ -11,8 +11,8 @@ from harness.suites.serving.report import ServingReport, build_reports, plot, ta
 def view(report: ServingReport) -> SectionView:
     """Tables, checks and the SLO / γ plot of one group."""
     alt = (
-        "serving: share of requests within a TTLT threshold per policy (left) and gamma-Ada's "
-        "gamma over simulated time per sample (right)"
+        "serving: share of requests missing a TTLT threshold per policy, log scale (left), and "
+        "gamma-Ada's gamma over simulated time per sample (right)"
     )
     return SectionView(
         heading=report.heading,
