@@ -151,7 +151,7 @@ def test_gate_wrong_direction_over_200_orders_per_board() -> None:
         board = sharp_board(21, 500, seed)
         for model in board.models[::5]:
             result = add_model(board, model, orders=200, seed=seed)
-            assert max(result.wrong) <= 0.05, (seed, model, result.wrong)
+            assert max(result.wrong_direction) <= 0.05, (seed, model, result.wrong_direction)
 
 
 def test_plain_averages_over_chosen_items_fail_the_same_check() -> None:

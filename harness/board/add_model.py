@@ -109,6 +109,7 @@ class AddModelResult:
         runs: The methods replayed ("random" always; "active" where asked).
         wrong: Per method, the share of replications with a wrong decision (a direction
             against the true difference, or "equivalent" outside the margin).
+        wrong_direction: Per method, the share with a direction against the true difference.
 
     """
 
@@ -124,6 +125,7 @@ class AddModelResult:
     seed: int
     runs: tuple[MethodRun, ...]
     wrong: tuple[float, ...]
+    wrong_direction: tuple[float, ...]
 
     def run(self, name: str) -> MethodRun | None:
         """The named method's run, if replayed."""
@@ -156,10 +158,13 @@ class AddModelResult:
             "queries_random": float(random.queries.mean()),
             "queries_all": self.n_items,
             "saving_vs_random": float(random.queries.mean() / max(main.queries.mean(), 1)),
-            "wrong_direction_rate": self.wrong[self.runs.index(main)],
+            "wrong_direction_rate": self.wrong_direction[self.runs.index(main)],
+            "wrong_decision_rate": self.wrong[self.runs.index(main)],
             "coverage": main.coverage,
-            "methods": {r.name: {**r.summary(), "wrong_decision_rate": w}
-                        for r, w in zip(self.runs, self.wrong, strict=True)},  # fmt: skip
+            "methods": {r.name: {**r.summary(), "wrong_decision_rate": w,
+                                 "wrong_direction_rate": d}
+                        for r, w, d in zip(self.runs, self.wrong, self.wrong_direction,
+                                           strict=True)},  # fmt: skip
             "pairs": pairs,
             "guarantee": GUARANTEE,
             "reconstructed": RECONSTRUCTED,
@@ -173,13 +178,15 @@ class AddModelResult:
             f"budget {self.budget}" + (f"; width {self.width:g}" if self.width else "")
             + f"; {self.runs[0].queries.size} replication(s) from seed {self.seed}",
         ]  # fmt: skip
-        for run, wrong in zip(self.runs, self.wrong, strict=True):
+        for run, wrong, direction in zip(self.runs, self.wrong, self.wrong_direction,
+                                         strict=True):  # fmt: skip
             s = run.summary()
             lines.append(
                 f"  {run.name}: {s['queries_mean']:.1f} items (sd {s['queries_sd']:.1f}, range "
                 f"{s['queries_range'][0]}-{s['queries_range'][1]}) of {self.n_items}; CS held "
                 f"the true mean in {s['coverage']:.1%}; width at stop {s['width_mean']:.3f}; "
-                f"wrong decisions in {wrong:.1%} of replications"
+                f"wrong decisions in {wrong:.1%} of replications (wrong directions "
+                f"{direction:.1%})"
             )
         active, random = self.run("active"), self.run("random")
         if active is not None and random is not None:
@@ -233,11 +240,13 @@ class _Decider:
         self.items[open_] = np.broadcast_to(asked[:, None], open_.shape)[open_]
 
 
-def _wrong(resolution: np.ndarray, truth_diff: np.ndarray, margin: float) -> np.ndarray:
-    """Per replication, whether any decision is wrong about the true differences."""
+def _wrong(resolution: np.ndarray, truth_diff: np.ndarray, margin: float,
+           directions_only: bool = False) -> np.ndarray:  # fmt: skip
+    """Per replication, whether any decision (or any direction) is wrong about the truth."""
     d = truth_diff[None, :]
     bad = ((resolution == "a > b") & (d <= TOL)) | ((resolution == "b > a") & (d >= -TOL))
-    bad |= (resolution == "equivalent") & (np.abs(d) > margin + TOL)
+    if not directions_only:
+        bad |= (resolution == "equivalent") & (np.abs(d) > margin + TOL)
     return bad.any(axis=1)
 
 
@@ -345,6 +354,7 @@ def add_model(
         runs.insert(0, _run("active", draw_active, cs.bounds, **settings))
     truth_diff = truth - others
     wrong = tuple(float(_wrong(r.resolution, truth_diff, margin).mean()) for r in runs)
+    direction = tuple(float(_wrong(r.resolution, truth_diff, margin, True).mean()) for r in runs)
     return AddModelResult(
         model=model,
         history=tuple(board.models[i] for i in history_rows),
@@ -358,6 +368,7 @@ def add_model(
         seed=seed,
         runs=tuple(runs),
         wrong=wrong,
+        wrong_direction=direction,
     )
 
 
