@@ -264,16 +264,19 @@ def run_manifest(
     }
 
 
-def outputs_manifest(log: Any) -> dict[str, Any]:
-    """What the finished log gives: the plan's hash and the ordered outputs' hash."""
+def outputs_manifest(log: Any, samples: Iterable[Any] | None = None) -> dict[str, Any]:
+    """What the finished log gives: the plan's hash and the ordered outputs' hash.
+
+    `samples` are the log's samples where the log was read without them (its header only).
+    """
     steps = [{"solver": s.solver, "params": s.params} for s in log.plan.steps]
-    per_sample: dict[str, str] = {}
-    for s in sorted(log.samples or [], key=lambda s: (str(s.id), s.epoch)):
+    digests: list[tuple[tuple[str, int], str]] = []
+    for s in samples if samples is not None else log.samples or []:
         text = s.output.completion if s.output is not None else ""
         error = s.error.message if s.error is not None else None
-        per_sample[f"{s.id}#{s.epoch}"] = sha256_text(canonical([str(s.id), s.epoch, text, error]))[
-            :SAMPLE_DIGITS
-        ]
+        digest = sha256_text(canonical([str(s.id), s.epoch, text, error]))[:SAMPLE_DIGITS]
+        digests.append(((str(s.id), s.epoch), digest))
+    per_sample = {f"{sid}#{epoch}": d for (sid, epoch), d in sorted(digests)}
     outputs = hashlib.sha256()
     for key, digest in per_sample.items():
         outputs.update(f"{key}={digest}\n".encode())
@@ -285,22 +288,39 @@ def outputs_manifest(log: Any) -> dict[str, Any]:
     }
 
 
+def _write_outputs(location: str) -> bool:
+    from inspect_ai.log import (
+        MetadataEdit,
+        ProvenanceData,
+        edit_eval_log,
+        read_eval_log,
+        read_eval_log_samples,
+        write_eval_log,
+    )
+
+    eval_zip = location.endswith(".eval")
+    log = read_eval_log(location, header_only=eval_zip)
+    if log.status != "success" or OUTPUTS_KEY in (log.metadata or {}):
+        return False
+    samples = read_eval_log_samples(location, all_samples_required=False) if eval_zip else None
+    edit = MetadataEdit(metadata_set={OUTPUTS_KEY: outputs_manifest(log, samples)})
+    provenance = ProvenanceData(author="harness eval", reason="the manifest's outputs hash")
+    # an .eval zip gets a new header appended; its samples are not written again
+    write_eval_log(edit_eval_log(log, [edit], provenance), location, header_only=eval_zip)
+    return True
+
+
 def write_outputs(location: str) -> bool:
     """Add the outputs' manifest to a finished log that has none; whether it was added.
 
-    The log is read whole, edited through inspect's log API and written back in place.
+    The samples are streamed (bounded memory); the edit goes through inspect's log API
+    (`edit_eval_log`), and an `.eval` log gets its header rewritten only. Run in a worker
+    thread: inspect's reader runs an event loop of its own (see `harness.logs.read_full_log`).
     """
-    from inspect_ai.log import MetadataEdit, ProvenanceData, edit_eval_log, write_eval_log
+    from concurrent.futures import ThreadPoolExecutor
 
-    from harness.logs import read_full_log
-
-    log = read_full_log(location)
-    if log.status != "success" or OUTPUTS_KEY in (log.metadata or {}):
-        return False
-    edit = MetadataEdit(metadata_set={OUTPUTS_KEY: outputs_manifest(log)})
-    provenance = ProvenanceData(author="harness eval", reason="the manifest's outputs hash")
-    write_eval_log(edit_eval_log(log, [edit], provenance), location)
-    return True
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_write_outputs, location).result()
 
 
 @dataclass(frozen=True)
