@@ -23,7 +23,9 @@ from harness.report.sections import (
 
 SCORES_NOTE = (
     "Errored samples count in n and as wrong; n and errors count problems. A score that cannot "
-    "be read (None, NaN, an unknown string) is an error with its reason."
+    "be read (None, NaN, an unknown string) is an error with its reason. Each log's cost, "
+    "latency and manifest digest are in the cost section below; `harness manifest LOG` prints "
+    "the manifest"
 )
 PAIRS_NOTE = (
     "Only logs that agree on all but the model (suite, task, task arguments, sample ids) are "
