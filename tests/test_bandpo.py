@@ -11,7 +11,7 @@ from harness.stats.pass_at_k import pass_at_k
 from harness.suites.bandpo.arms import ALL_ARMS, parse_arms, rule_of
 from harness.suites.bandpo.bandit import BanditConfig, train_bandit
 from harness.suites.bandpo.metrics import best_k, pass_k
-from harness.suites.bandpo.report import build_report
+from harness.suites.bandpo.report import BandReport, build_report
 from harness.suites.bandpo.rlvr import RLVRConfig, correct, noisy_batch, train_rlvr
 from harness.suites.bandpo.section import tables
 
@@ -86,10 +86,16 @@ def _bandit_runs(iterations: dict[str, list[int | None]]) -> list[dict]:
     return runs
 
 
-def test_bandit_report_pairs_against_clip_and_says_which_way():
+def bandit_report() -> BandReport:
+    """A bandit report over six seeds, one BandKL seed never reaching 0.5, one clip run errored
+    (also tests/test_design.py's constructed input for the section)."""
     runs = _bandit_runs({"clip": [16, 17, 15, 18, 16, 17], "bandkl-0.05": [8, 9, 7, None, 8, 9]})
     runs.append({"experiment": "bandit", "arm": "clip", "seed": 6, "error": "killed"})
-    report = build_report("demo", runs)
+    return build_report("demo", runs)
+
+
+def test_bandit_report_pairs_against_clip_and_says_which_way():
+    report = bandit_report()
     assert [a.arm for a in report.arms] == ["clip", "bandkl-0.05"]
     assert report.arms[0].errors == 1 and report.arms[0].seeds == 7
     assert report.arms[1].reached.estimate == pytest.approx(5 / 6)

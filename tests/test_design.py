@@ -261,6 +261,12 @@ def _serving() -> Any:
     return build_group(records)
 
 
+def _bandpo() -> Any:
+    from tests.test_bandpo import bandit_report
+
+    return bandit_report()
+
+
 def _provenance() -> Any:
     from tests.test_provenance_report import example_report
 
@@ -272,6 +278,7 @@ BUILDERS: dict[str, Callable[[], Any]] = {
     "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
     "provenance": _provenance,
     "serving": _serving,
+    "bandpo": _bandpo,
 }  # fmt: skip
 
 

@@ -29,6 +29,13 @@ if TYPE_CHECKING:
 BANDKL = ("bandkl-0.05", "bandkl")  # the authors' setting, by either name
 
 
+def steps_text(value: float) -> str:
+    """Iterations; "not reached" for an infinite median (half the seeds never got there)."""
+    if math.isnan(value):
+        return "–"
+    return "not reached" if math.isinf(value) else f"{value:g}"
+
+
 def _p(p: float) -> str:
     return "not tested" if math.isnan(p) else f"{p:.2g}"
 
@@ -105,11 +112,12 @@ def _bandit(report: BandReport, arms: list[str]) -> tuple[str, ...]:
         (it,) = _pairs(report, "iterations", [kl]) or [None]
         pair = f"; {diff_text(it, '+.1f')}" if it is not None else ""
         ok = "met" if ratio <= 0.7 else "NOT met"
+        medians = " vs ".join(steps_text(med.get(a, math.nan)) for a in (kl, BASELINE))
         out.append(
             f"Spec §5.2 at lr {lr}: {kl} mean iterations to p_best > 0.5 ≤ 0.7× clip's: {ok} "
-            f"({ours:.1f} vs {base:.1f}, ratio {ratio:.2f}; medians {med.get(kl, math.nan):g} vs "
-            f"{med.get(BASELINE, math.nan):g}; seeds that never reached it: {never.get(kl, 0)} vs "
-            f"{never.get(BASELINE, 0)}, counted as the budget{pair})."
+            f"({ours:.1f} vs {base:.1f}, ratio {ratio:.2f}; medians {medians}; seeds that "
+            f"never reached it: {never.get(kl, 0)} vs {never.get(BASELINE, 0)}, counted as the "
+            f"budget{pair})."
         )
         (cf,) = _pairs(report, "clip", [kl]) or [None]
         if cf is not None:

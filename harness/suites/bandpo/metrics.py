@@ -30,13 +30,14 @@ BIN_LABELS = ("[0, 0.2)", "[0.2, 0.4)", "[0.4, 0.6)", "[0.6, 0.8)", "[0.8, 1]")
 
 @dataclass(frozen=True)
 class Metric:
-    """One number per seed, and how the engine treats it."""
+    """One number per seed, and how the engine treats it (data only: results hold these)."""
 
     key: str  # short name, used in claims
     label: str  # column heading
     score: str  # "bounded" (in [0, 1]) or "unbounded"
-    value: Callable[[dict[str, Any]], float | None]  # run -> value (None: undefined)
-    lower_is_better: bool = False  # for the claims' wording
+
+
+Value = Callable[[dict[str, Any]], float | None]  # run -> value (None: undefined)
 
 
 def _iterations(run: dict[str, Any]) -> float:
@@ -44,11 +45,11 @@ def _iterations(run: dict[str, Any]) -> float:
     return float(hit if hit is not None else len(run["p_best"]))
 
 
-BANDIT_METRICS = (
-    Metric("iterations", "iterations to p_best > 0.5 (never: budget)", "unbounded",
-           _iterations, lower_is_better=True),
-    Metric("clip", "clip fraction", "bounded", lambda r: r["clip_fraction"], True),
-    Metric("p_end", "p_best at the end", "bounded", lambda r: r["final_p_best"]),
+BANDIT_METRICS: tuple[tuple[Metric, Value], ...] = (
+    (Metric("iterations", "iterations to p_best > 0.5 (never: budget)", "unbounded"),
+     _iterations),
+    (Metric("clip", "clip fraction", "bounded"), lambda r: r["clip_fraction"]),
+    (Metric("p_end", "p_best at the end", "bounded"), lambda r: r["final_p_best"]),
 )  # fmt: skip
 
 
@@ -72,21 +73,23 @@ def _bin(index: int) -> Callable[[dict[str, Any]], float | None]:
     return value
 
 
-def rlvr_metrics(n: int) -> tuple[Metric, ...]:
-    """The RLVR metrics for n responses per target."""
+def rlvr_metrics(n: int) -> tuple[tuple[Metric, Value], ...]:
+    """The RLVR metrics for n responses per target, each with its reader."""
     ks = [k for k in PASS_KS if k <= n]
-    out = [Metric("mean", f"mean@{n}", "bounded", lambda r: r["final_mean"])]
-    out += [Metric(f"pass{k}", f"pass@{k} (unbiased)", "bounded",
-                   lambda r, k=k: pass_k(r, k)) for k in ks if k > 1]  # fmt: skip
-    out.append(Metric(f"best{n}", f"best@{n} (verl bootstrap, expected)", "bounded",
-                      lambda r: best_k(r, n)))  # fmt: skip
+    out: list[tuple[Metric, Value]] = [
+        (Metric("mean", f"mean@{n}", "bounded"), lambda r: r["final_mean"])
+    ]
+    out += [(Metric(f"pass{k}", f"pass@{k} (unbiased)", "bounded"),
+             lambda r, k=k: pass_k(r, k)) for k in ks if k > 1]  # fmt: skip
     out += [
-        Metric("entropy", "token entropy at the end (nats)", "unbounded",
-               lambda r: r["final_entropy"]),
-        Metric("entropy_avg", "token entropy, mean over training", "unbounded",
-               lambda r: float(np.mean(r["entropy"]))),
-        Metric("clip", "clip fraction", "bounded", lambda r: r["clip_fraction"], True),
+        (Metric(f"best{n}", f"best@{n} (verl bootstrap, expected)", "bounded"),
+         lambda r: best_k(r, n)),
+        (Metric("entropy", "token entropy at the end (nats)", "unbounded"),
+         lambda r: r["final_entropy"]),
+        (Metric("entropy_avg", "token entropy, mean over training", "unbounded"),
+         lambda r: float(np.mean(r["entropy"]))),
+        (Metric("clip", "clip fraction", "bounded"), lambda r: r["clip_fraction"]),
     ]  # fmt: skip
-    out += [Metric(f"bin{i}", f"clip fraction, old p in {label}", "bounded", _bin(i), True)
+    out += [(Metric(f"bin{i}", f"clip fraction, old p in {label}", "bounded"), _bin(i))
             for i, label in enumerate(BIN_LABELS)]  # fmt: skip
     return tuple(out)

@@ -80,9 +80,9 @@ def build_report(label: str, runs: list[dict[str, Any]]) -> BandReport:
     done = {a: [r for r in rs if "error" not in r] for a, rs in by_arm.items()}
     finished = [r for rs in done.values() for r in rs]
     if experiment == "bandit":
-        metrics = BANDIT_METRICS
+        readers = BANDIT_METRICS
     else:
-        metrics = rlvr_metrics(int(finished[0]["eval_samples"]) if finished else 32)
+        readers = rlvr_metrics(int(finished[0]["eval_samples"]) if finished else 32)
     arms = []
     for arm, rs in by_arm.items():
         reached = median = None
@@ -95,13 +95,14 @@ def build_report(label: str, runs: list[dict[str, Any]]) -> BandReport:
         arms.append(ArmRuns(arm, len(rs), len(rs) - len(done[arm]), reached, median))
     pairs = [(a, BASELINE) for a in by_arm if a != BASELINE] if BASELINE in by_arm else []
     comparisons = []
-    for metric in metrics:
+    for metric, value in readers:
         scores = {}
         for arm, rs in done.items():
-            values = {str(r["seed"]): metric.value(r) for r in rs}
+            values = {str(r["seed"]): value(r) for r in rs}
             scores[arm] = {s: float(v) for s, v in values.items() if v is not None}
         comparisons.append(compare(_design(metric), scores, pairs=pairs, metric=metric.label))
     settings = next((r.get("settings") or {} for r in runs), {})
+    metrics = tuple(m for m, _ in readers)
     partial = BandReport(label, experiment, tuple(arms), metrics, tuple(comparisons), (),
                          tuple(finished), dict(settings))  # fmt: skip
     return dataclasses.replace(partial, claims=claims_of(partial))

@@ -15,6 +15,7 @@ from harness.logs import LogRecord
 from harness.report.sections import Plot, SectionView, Table, log_heading, per_log_section
 from harness.stats.compare import PairEstimate
 from harness.stats.intervals import Interval
+from harness.suites.bandpo.claims import steps_text
 from harness.suites.bandpo.report import BandReport, build_report, load_runs
 
 CLAIMS = (
@@ -32,6 +33,15 @@ RLVR_GROUPS = (
 
 def _cell(ci: Interval | None, spec: str) -> str:
     return "–" if ci is None else ci.text(spec)
+
+
+def _median(ci: Interval | None) -> str:
+    """`7 [5, 9] (order statistics, 95.9%)`, with "not reached" for an infinite bound."""
+    if ci is None:
+        return "–"
+    if not ci.estimable:
+        return f"{steps_text(ci.estimate)} (not estimable at n = {ci.n})"
+    return f"{steps_text(ci.estimate)} [{steps_text(ci.low)}, {steps_text(ci.high)}] ({ci.method})"
 
 
 def _spec(key: str) -> str:
@@ -71,7 +81,7 @@ def tables(report: BandReport) -> list[Table]:
                 est = by_key[k][1].arm(arm.arm)
                 cells.append(_cell(est.interval if est else None, _spec(k)))
             if report.experiment == "bandit":
-                cells += [_cell(arm.median, ".0f"), _cell(arm.reached, ".2f")]
+                cells += [_median(arm.median), _cell(arm.reached, ".2f")]
             rows.append(cells)
         if report.experiment == "bandit":
             head += ["median iterations (order statistics)", "reached p_best > 0.5 (Wilson)"]
