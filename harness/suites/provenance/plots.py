@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from harness.suites.provenance.report import ProvenanceReport, rate_interval
@@ -36,13 +35,18 @@ def plot_power(report: ProvenanceReport, stem: Path) -> list[str]:
             pts = [n for n in c["cells"] if n["texts"]]
             ns = [n["n"] for n in pts]
             cis = [rate_interval(n["detected"], n["texts"]) for n in pts]
-            err = [[ci.estimate - ci.low for ci in cis], [ci.high - ci.estimate for ci in cis]]
+            # Wilson bounds can sit a rounding error inside the estimate at 0 or 1: clip at 0
+            err = [[max(0.0, ci.estimate - ci.low) for ci in cis],
+                   [max(0.0, ci.high - ci.estimate) for ci in cis]]  # fmt: skip
             colour = f"C{i}"
             ax.errorbar(ns, [ci.estimate for ci in cis], yerr=err, fmt="o", color=colour,
                         capsize=3, label=f"δ={c['delta']:g} measured")  # fmt: skip
             ax.plot(ns, [n["predicted"] for n in pts], "-", color=colour, alpha=0.8)
             ax.plot(ns, [n["predicted_key_averaged"] for n in pts], ":", color=colour, alpha=0.6)
         ax.set_xscale("log")
+        ns_all = sorted({n["n"] for c in report.cells for n in c["cells"]})
+        ax.set_xticks(ns_all, [str(n) for n in ns_all])
+        ax.minorticks_off()
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("scored tokens n")
         ax.set_ylabel("power at α = 1e-3")
@@ -74,6 +78,9 @@ def plot_pareto(report: ProvenanceReport, stem: Path) -> list[str]:
                 label=f"selected γ={ch['gamma']:g}, δ={ch['delta']:.2f}")  # fmt: skip
         ax.axhline(sel["target"], color="grey", linestyle=":", linewidth=0.8)
     ax.set_xscale("log")
+    ticks = [0.01, 0.03, 0.1, 0.3, 1.0]
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("mean KL(p_wm ‖ p) per token, nats")
     ax.set_ylabel("power at n = 100, α = 1e-3")
     ax.set_title(f"provenance {report.preset}: power–distortion")
@@ -97,12 +104,13 @@ def plot_students(report: ProvenanceReport, stem: Path) -> list[str]:
                               key=lambda m: m.kl)  # fmt: skip
                 xs = [m.kl * (0.97 if j == 0 else 1.03) for m in rows]
                 ys = [m.interval.estimate for m in rows]
-                lo = [m.interval.estimate - m.interval.low if not math.isnan(m.interval.low)
-                      else 0.0 for m in rows]  # fmt: skip
-                hi = [m.interval.high - m.interval.estimate if not math.isnan(m.interval.high)
-                      else 0.0 for m in rows]  # fmt: skip
+                lo = [max(0.0, m.interval.estimate - m.interval.low)
+                      if m.interval.estimable else 0.0 for m in rows]  # fmt: skip
+                hi = [max(0.0, m.interval.high - m.interval.estimate)
+                      if m.interval.estimable else 0.0 for m in rows]  # fmt: skip
                 ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", capsize=3, label=method.upper())
-            ax.set_xscale("log")
+            kls = sorted({m.kl for m in report.matched})
+            ax.set_xticks(kls, [f"{k:g}" for k in kls])
             ax.set_xlabel("matched KL, nats/token")
             ax.set_ylabel("−log10 p" if metric == "neg_log10_p" else "v̄ − γ")
             ax.set_title(f"{arch}, {epoch} epoch(s)")
