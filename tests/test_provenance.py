@@ -340,3 +340,21 @@ def test_matched_kl_interpolates_in_log_strength():
     # KL 0.05 is halfway in KL: log strength halfway (strength 2), metric halfway
     assert interpolate(pts, 0.05) == pytest.approx(2.0)
     assert math.isnan(interpolate(pts, 0.2))
+
+
+def test_the_trained_teacher_path_of_the_full_preset(tmp_path, monkeypatch):
+    """A (tiny) transformer teacher trained on the source, cached, then decoding with its cache."""
+    from harness.suites.provenance.detection_runs import power_cell
+    from harness.suites.provenance.presets import DETECT
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
+    spec = {"lm": {"arch": "transformer", "vocab": 256, "d_model": 16, "n_layer": 1,
+                   "n_head": 2, "max_len": 64},
+            "seed": 0, "texts": 64, "length": 32, "epochs": 1, "lr": 3e-3,
+            "batch_size": 32}  # fmt: skip
+    settings = {**DETECT["full"], "teacher_spec": spec, "texts": 8, "length": 40,
+                "ns": [10, 20]}  # fmt: skip
+    result = power_cell(settings, 0.5, 2.0)
+    assert len(list((tmp_path / "provenance-models").glob("*.pt"))) == 1  # trained, cached
+    assert result["kl"] > 0 and [c["n"] for c in result["cells"]] == [10, 20]
+    assert all(0 <= c["predicted"] <= 1 for c in result["cells"])
