@@ -136,6 +136,17 @@ def test_a_bad_model_argument_is_one_line():
         PolicyAPI("lifo")
 
 
+def test_uniboost_refuses_tensor_parallelism_unless_overridden():
+    from harness.suites.serving.provider import PolicyAPI, check_tensor_parallel
+
+    with pytest.raises(HarnessUsageError, match="allow_tp=true"):
+        check_tensor_parallel("uniboost-decode", 2, False)
+    check_tensor_parallel("uniboost", 2, True)
+    check_tensor_parallel("uniboost", 1, False)
+    check_tensor_parallel("fcfs", 8, False)
+    assert PolicyAPI("uniboost", allow_tp="true").allow_tp
+
+
 @pytest.mark.long
 @pytest.mark.parametrize("trace", ["conv", "code"])
 def test_trace_acceptance_at_load_085(trace):

@@ -2,7 +2,8 @@
 
 `serving/fcfs`, `serving/srpt`, `serving/sjf`, `serving/uniboost`, `serving/uniboost-decode`
 (see `harness.suites.serving.policies`). Model arguments: `-M gamma0=10` (γ's start, or its
-fixed value), `-M adaptive=false` (hold γ fixed: no γ-Ada), `-M sigma=0.5` (SJF's error).
+fixed value), `-M adaptive=false` (hold γ fixed: no γ-Ada), `-M sigma=0.5` (SJF's error),
+`-M allow_tp=true` (run UniBoost at `-T tensor_parallel` > 1, which it refuses by default).
 Like the iwg suite's scripted orchestrators these are not language models: the provider runs
 the simulator on the slice the solver bound and replies with a JSON summary.
 """
@@ -29,7 +30,24 @@ from harness.suites.serving.policies import POLICY_NAMES, SIGMA, UniBoost, make_
 from harness.suites.serving.simulator import simulate
 from harness.suites.serving.workload import current_run
 
-ARGS = {"gamma0": float, "adaptive": bool, "sigma": float}
+ARGS = {"gamma0": float, "adaptive": bool, "sigma": float, "allow_tp": bool}
+
+
+def check_tensor_parallel(policy: str, ranks: int, allow: bool) -> None:
+    """UniBoost is off at tensor parallelism > 1 unless overridden, as in the authors' code.
+
+    Its Φ compares wall-clock arrival stamps, which differ across ranks. The simulator has
+    one clock, so the check only mirrors the configuration rule.
+
+    Raises:
+        HarnessUsageError: a UniBoost policy with ranks > 1 and no override.
+
+    """
+    if policy.startswith("uniboost") and ranks > 1 and not allow:
+        raise HarnessUsageError(
+            f"serving/{policy} is disabled at tensor_parallel={ranks} (its arrival stamps differ "
+            "across ranks, as in the authors' code); pass -M allow_tp=true to override"
+        )
 
 
 def _arg(name: str, value: Any) -> Any:
@@ -74,6 +92,7 @@ class PolicyAPI(ModelAPI):
                 f"known: {', '.join(ARGS)}"
             )
         self.options = {k: _arg(k, v) for k, v in model_args.items()}
+        self.allow_tp = bool(self.options.pop("allow_tp", False))
         make_policy(model_name, **self.options)  # refuse bad arguments before the run
 
     def max_connections(self) -> int:
@@ -94,6 +113,7 @@ class PolicyAPI(ModelAPI):
                 f"serving/{self.model_name} is a scheduling policy; it only answers inside "
                 "`harness eval --suite serving`"
             )
+        check_tensor_parallel(self.model_name, run.server.tensor_parallel, self.allow_tp)
         options = {"sigma": SIGMA, **self.options}
         policy = make_policy(self.model_name, **options)
         result = simulate(list(run.workload.requests), policy, run.server, seed=run.seed)

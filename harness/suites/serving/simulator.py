@@ -65,11 +65,12 @@ class ServerConfig:
     c1: float = 0.06e-3  # cost per batched token (s)
     preemption: Preemption = "swap"  # what a preempted request's KV does
     swap_cost: float = 0.02e-3  # s per KV token moved, each way
+    tensor_parallel: int = 1  # ranks; not timed, only checked (UniBoost refuses > 1 by default)
 
     def __post_init__(self) -> None:
         """Refuse a server that cannot run."""
-        if self.kv_budget < 1 or self.step_tokens < 1:
-            raise ValueError("kv_budget and step_tokens must be positive")
+        if self.kv_budget < 1 or self.step_tokens < 1 or self.tensor_parallel < 1:
+            raise ValueError("kv_budget, step_tokens and tensor_parallel must be positive")
         if not (self.c0 > 0 and self.c1 >= 0 and self.swap_cost >= 0):
             raise ValueError("need c0 > 0, c1 >= 0, swap_cost >= 0")
         if self.preemption not in ("swap", "recompute"):

@@ -57,6 +57,7 @@ def _server(args: dict[str, Any]) -> ServerConfig:
             c1=float(args["c1_ms"]) / 1e3,
             preemption=args["preemption"],
             swap_cost=float(args["swap_ms"]) / 1e3,
+            tensor_parallel=int(args["tensor_parallel"]),
         )
     except ValueError as ex:
         raise HarnessUsageError(f"serving: {ex}") from None
@@ -102,6 +103,8 @@ def simulate_slice(server: ServerConfig, hit_rate: float, data_dir: str | None) 
 
 
 def _percentile_score(state: TaskState, key: str) -> Score:
+    if key not in state.metadata:  # the simulation did not run: the sample's error says why
+        return Score(value=float("nan"), explanation="unscored: no simulation result")
     values = np.asarray(state.metadata[key], dtype=float) / 1e3
     return Score(value=float(np.percentile(values, 99)), explanation=f"P99 of {len(values)}")
 
@@ -142,6 +145,7 @@ def serving(
     preemption: Literal["swap", "recompute"] = "swap",
     swap_ms: float = 0.02,
     hit_rate: float = 0.25,
+    tensor_parallel: int = 1,
     data_dir: str | None = None,
 ) -> Task:
     """Serve trace slices under the policy given as the model.
@@ -161,6 +165,7 @@ def serving(
         preemption: swap or recompute.
         swap_ms: Swap time per KV token each way (ms).
         hit_rate: Share of requests that find half their prompt in the prefix cache.
+        tensor_parallel: Ranks; UniBoost refuses > 1 unless `-M allow_tp=true` (not timed).
         data_dir: Folder holding serving/ (else HARNESS_DATA_DIR).
 
     """
@@ -177,7 +182,8 @@ def serving(
     if start_minute < 0 or not 0 <= hit_rate <= 1:
         raise HarnessUsageError("serving: need start_minute >= 0 and hit_rate in [0, 1]")
     server = _server(dict(kv_budget=kv_budget, step_tokens=step_tokens, c0_ms=c0_ms,
-                          c1_ms=c1_ms, preemption=preemption, swap_ms=swap_ms))  # fmt: skip
+                          c1_ms=c1_ms, preemption=preemption, swap_ms=swap_ms,
+                          tensor_parallel=tensor_parallel))  # fmt: skip
     _rows(settings["trace"], data_dir)  # a missing or bad trace is one line, before the run
     samples = []
     for i in range(settings["slices"]):
@@ -206,6 +212,7 @@ def serving(
                 "swap_ms": swap_ms,
                 "hit_rate": hit_rate,
                 "hit_fraction": 0.5,
+                "tensor_parallel": tensor_parallel,
             },  # fmt: skip
             "reconstructed": f"{RECONSTRUCTED}; {SIMULATOR_NOTE}",
             "source": "Azure/AzurePublicDataset LLM inference trace 2023 (CC-BY 4.0)",
