@@ -164,3 +164,62 @@ def test_a_decided_log_with_malformed_settings_is_reported_not_a_traceback(repla
     ]
     [group], _ = comparable_groups(bad_decisions)
     assert group_pairs(group) == []
+
+
+def _stopping(log_dir):
+    from harness.logs import read_logs
+
+    (record,) = read_logs([str(log_dir)]).used
+    return record
+
+
+def test_active_adds_a_model_to_a_board_with_history(replays, tmp_path):
+    root, truth = replays
+    history = tmp_path / "history"
+    result = _eval("--model", f"replay/{root}/good.jsonl", "--model", f"replay/{root}/bad.jsonl",
+                   "--log-dir", str(history))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    logs = tmp_path / "active"
+    result = _eval("--model", f"replay/{root}/mid.jsonl", "--until", "decided", "--active",
+                   "--history", str(history), "--log-dir", str(logs), "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = _stopping(logs)
+    active = record.stopping["active"]
+    assert 0 < active["asked"] < active["visited"] <= 200  # items skipped, and it stopped early
+    decided = {p["b"].rsplit("/", 1)[-1]: p["resolution"] for p in record.stopping["pairs"]}
+    assert decided == {"good.jsonl": "b > a", "bad.jsonl": "a > b"}
+    mid = np.mean(list(truth["mid"].values()))
+    assert active["low"] <= mid <= active["high"]
+    skipped = (record.stopping.get("order") or [])[: active["visited"]]
+    assert skipped  # the order is recorded
+    printed = json.loads(result.stdout[result.stdout.index("{") :])
+    (row,) = printed["scores"]
+    assert "selection-weighted" in row["ci_method"] and row["ci_low"] == active["low"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--until", "decided", "--active"], "give --history LOGDIR"),
+        (["--until", "decided", "--history", "x"], "--history goes with --active"),
+        (["--active"], "go with --until decided"),
+    ],
+)
+def test_active_bad_input_is_one_line(replays, tmp_path, extra, says):
+    root, _ = replays
+    result = _eval("--model", f"replay/{root}/good.jsonl", "--log-dir", str(tmp_path), *extra)
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_active_with_no_past_logs_is_one_line(replays, tmp_path):
+    root, _ = replays
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = ["--until", "decided", "--active", "--history", str(empty), "--log-dir",
+            str(tmp_path / "logs")]  # fmt: skip
+    result = _eval("--model", f"replay/{root}/good.jsonl", *args)
+    assert result.exit_code == 2 and "no usable history" in result.output, result.output
+    two = _eval("--model", f"replay/{root}/good.jsonl", "--model", f"replay/{root}/bad.jsonl",
+                *args)  # fmt: skip
+    assert two.exit_code == 2 and "give one --model" in two.output

@@ -32,10 +32,19 @@ def check_decided(req: Any, n_models: int) -> None:
         raise HarnessUsageError(f"--budget must be at least 1 item, got {req.budget}")
     if req.epochs != 1:
         raise HarnessUsageError("--until decided runs one epoch per item; leave out --epochs")
+    if getattr(req, "active", False):
+        if n_models != 1:
+            raise HarnessUsageError("--active adds one model to a board with history; give one "
+                                    f"--model (got {n_models})")  # fmt: skip
+        if not req.history:
+            raise HarnessUsageError("--active needs past logs of other models on this task: "
+                                    "give --history LOGDIR")  # fmt: skip
+    elif getattr(req, "history", ()):
+        raise HarnessUsageError("--history goes with --active")
     width = req.width
     if width is not None and not (math.isfinite(width) and 0 < width <= 1):
         raise HarnessUsageError(f"--width must be in (0, 1], got {width}")
-    if n_models < 2 and width is None:
+    if n_models < 2 and width is None and not getattr(req, "active", False):
         raise HarnessUsageError(
             "--until decided with one model stops on its interval's width: give --width W, "
             "or two or more --model to compare"
@@ -60,6 +69,8 @@ def decided_tasks(
     from inspect_ai import task_with
 
     check_decided(req, len(models))
+    if req.active:
+        return _active_tasks(fresh, models[0], req)
     per_model = [fresh() for _ in models]
     out: list[Any] = []
     orders: dict[str, list[str]] = {}
@@ -85,6 +96,53 @@ def decided_tasks(
             "until": "decided", "alpha": ALPHA, "margin": req.margin, "budget": req.budget,
             "order_seed": req.order_seed, "width": req.width, "orders": orders,
             "method": "betting confidence sequences, Bonferroni over pairs, anytime-valid",
+        },
+        "harness_data_hash": hashes,
+    }  # fmt: skip
+    return out, meta
+
+
+def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
+                  req: Any) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
+    """One task per suite task for the added model, each with an `ActiveStopper`."""
+    from inspect_ai import task_with
+
+    from harness.board.export import board_from_logs
+    from harness.board.live_active import RECONSTRUCTED, ActiveLive, ActiveStopper
+    from harness.logs import log_files
+
+    log_files(req.history)  # a missing folder is one line
+    out: list[Any] = []
+    orders: dict[str, list[str]] = {}
+    hashes: dict[str, str] = {}
+    for task in fresh():
+        task.dataset.shuffle(seed=req.order_seed)
+        name = str(task.name).split("/")[-1]
+        ids = [str(s.id) for s in task.dataset][: req.limit or None]
+        try:
+            history, _ = board_from_logs(req.history, task=name)
+        except HarnessUsageError as ex:
+            raise HarnessUsageError(f"--active: no usable history for task {name!r} under "
+                                    f"{', '.join(req.history)}: {ex}") from None  # fmt: skip
+        if str(model) in history.models:
+            raise HarnessUsageError(f"--active: {model} is already in the history; the added "
+                                    "model must be a new one")  # fmt: skip
+        shared = [i for i in ids if i in set(history.items)]
+        if not shared:
+            raise HarnessUsageError(f"--active: the history's items for task {name!r} share no "
+                                    "sample id with this run's")  # fmt: skip
+        live = ActiveLive(str(model), ids, history, alpha=ALPHA, margin=req.margin,
+                          budget=req.budget, seed=req.order_seed)  # fmt: skip
+        orders[name] = ids
+        hashes[name] = _content_hash(list(task.dataset)[: len(ids)])
+        out.append(task_with(task, model=model, early_stopping=ActiveStopper(live)))
+    meta = {
+        "harness_sequential": {
+            "until": "decided", "alpha": ALPHA, "margin": req.margin, "budget": req.budget,
+            "order_seed": req.order_seed, "width": None, "orders": orders, "active": True,
+            "method": "active selection weighted by its probability; betting confidence "
+            "sequences, Bonferroni over pairs, anytime-valid",
+            "reconstructed": RECONSTRUCTED,
         },
         "harness_data_hash": hashes,
     }  # fmt: skip

@@ -81,6 +81,15 @@ from harness.errors import exit_on_usage_error
     help="With --until decided: the seed of the items' shared random order.",
 )  # fmt: skip
 @click.option(
+    "--active", is_flag=True,
+    help="With --until decided and one --model: add it to the board of --history, asking items "
+    "chosen by a factor model fitted on it (weighted by their selection probability).",
+)  # fmt: skip
+@click.option(
+    "--history", multiple=True, metavar="LOGDIR",
+    help="With --active: past logs of other models on the same task.",
+)  # fmt: skip
+@click.option(
     "--model-cost-config", default=None, metavar="FILE",
     help="inspect: model prices (YAML or JSON of ModelCost, $ per million tokens).",
 )  # fmt: skip
@@ -108,6 +117,8 @@ def eval_command(
     budget: int | None,
     order_seed: int,
     width: float | None,
+    active: bool,
+    history: tuple[str, ...],
     model_cost_config: str | None,
     cost_limit: float | None,
 ) -> None:
@@ -124,11 +135,13 @@ def eval_command(
             f"--model-name takes one distinct, non-empty name per --model: got "
             f"{len(model_names)} name(s) for {len(models)} model(s)"
         )
-    if until is None and (budget is not None or order_seed or margin != 0.05 or width is not None):
+    if until is None and (budget is not None or order_seed or margin != 0.05 or width is not None
+                          or active or history):  # fmt: skip
         from harness.errors import HarnessUsageError
 
         raise HarnessUsageError(
-            "--margin, --budget, --width and --order-seed go with --until decided"
+            "--margin, --budget, --width, --order-seed, --active and --history go with --until "
+            "decided"
         )
     request = EvalRequest(
         suite=suite,
@@ -150,6 +163,8 @@ def eval_command(
         budget=budget,
         order_seed=order_seed,
         width=width,
+        active=active,
+        history=history,
         model_cost_config=model_cost_config,
         cost_limit=cost_limit,
     )

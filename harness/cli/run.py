@@ -52,6 +52,8 @@ class EvalRequest:
     budget: int | None = None  # items per model at most, with --until decided
     order_seed: int = 0  # the shared random order of items, with --until decided
     width: float | None = None  # with --until decided and one model: stop below this width
+    active: bool = False  # with --until decided: add one model to --history, items chosen actively
+    history: tuple[str, ...] = ()  # past logs of other models, for --active
     model_cost_config: str | None = None  # inspect's price file (YAML or JSON of ModelCost)
     cost_limit: float | None = None  # inspect's per-sample cost limit in dollars
     only_task: str | None = None  # run this one of the suite's tasks (`harness reproduce`)
@@ -306,7 +308,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         retry_attempts=1,
         log_dir_allow_dirty=True,
         max_connections=connections,
-        max_samples=connections,
+        max_samples=1 if req.active else connections,  # active: one item at a time
         display=req.display,  # type: ignore[arg-type]
         max_retries=req.max_retries,
         timeout=req.timeout,

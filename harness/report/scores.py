@@ -286,6 +286,30 @@ def anytime_interval(values: Sequence[float], alpha: float) -> Interval:
     return Interval(ci.estimate, ci.low, ci.high, 1 - alpha, method, ci.n)
 
 
+def _active_interval(record: LogRecord) -> Interval | None:
+    """The weighted CS an `--active` run recorded for its model's mean (None if malformed).
+
+    Its items were chosen by the model's own answers, so their plain average is biased; the
+    run's early-stopping summary holds the estimate weighted by the selection probabilities.
+    """
+    got = record.stopping.get("active")
+    if not isinstance(got, dict):
+        return None
+    numbers = [got.get(k) for k in ("estimate", "low", "high", "alpha")]
+    if not all(isinstance(x, int | float) and math.isfinite(x) for x in numbers):
+        return None
+    estimate, low, high, alpha = (float(x) for x in numbers)
+    if not (low <= high and 0 < alpha < 1):
+        return None
+    asked = got.get("asked")
+    method = (
+        "betting CS of the selection-weighted scores, anytime-valid (items chosen actively "
+        f"from a factor model of the history; {asked} asked of {got.get('visited')} visited)"
+    )
+    return Interval(estimate, max(low, 0.0), min(high, 1.0), 1 - alpha, method,
+                    int(asked) if isinstance(asked, int) else 0)  # fmt: skip
+
+
 def score_rows(record: LogRecord) -> list[SummaryRow]:
     """The summary rows of one log, one or more per scorer."""
     return arm_rows([record])
@@ -328,6 +352,10 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
         labels = [clusters[u] for u in units] if clusters else None
         means = [_mean(values[u]) for u in units]
         sequential = first.sequential
+        active = _active_interval(first) if sequential.get("active") else None
+        if active is not None:  # items chosen actively: only the weighted CS is valid
+            rows.append(row(metric, active, len(units), errors))
+            continue
         if sequential:  # replicates of a decided run pool in the first one's order
             order = (sequential.get("orders") or {}).get(first.task) or units
             seen = [u for u in order if u in values] + [u for u in units if u not in order]
