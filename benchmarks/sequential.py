@@ -101,7 +101,7 @@ def oracle_bound(p: np.ndarray, row: int) -> float:
 
 
 def add_model_report(name: str, board: Board, probs: np.ndarray | None, *, width: float,
-                     reps: int, alpha: float, every: int) -> None:  # fmt: skip
+                     reps: int, alpha: float, every: int, rank: int = 1) -> None:  # fmt: skip
     """Leave one model out (every `every`-th, in turn), add it back with and without --active."""
     start = time.perf_counter()
     rows = list(range(0, len(board.models), every))
@@ -115,7 +115,7 @@ def add_model_report(name: str, board: Board, probs: np.ndarray | None, *, width
     for row in rows:
         model = board.models[row]
         result = add_model(board, model, alpha=alpha, margin=0.0, width=width, orders=reps,
-                           seed=row)  # fmt: skip
+                           seed=row, rank=rank)  # fmt: skip
         active, random = result.run("active"), result.run("random")
         assert active is not None and random is not None
         ratio = random.queries.mean() / active.queries.mean()
@@ -276,21 +276,27 @@ def main() -> None:
     print("\n--- adding one model with history: --active against random order (both anytime, "
           "for the board's items), and the oracle fixed-n SRS at the same width ---")  # fmt: skip
     reps = 10 if args.quick else 40
-    adds = [
-        ("IRT 2PL, a ~ 1", irt_board(51, 1000, seed=5, near_ties=0)[0], None),
-        ("IRT 2PL, a ~ 2", irt_board(51, 1000, seed=6, near_ties=0, discrimination=2.0)[0], None),
-        (
-            "rank-1, a ~ 3 (sharp items)",
-            *factor_board(60, 2000, seed=7, rank=1, discrimination=3.0),
-        ),
-        ("rank-3, a ~ 3", *factor_board(60, 2000, seed=8, rank=3, discrimination=3.0)),
-    ]
+    # boards fixed before measuring: 2PL at discrimination 1 and 2, sharper rank-1 and rank-3
+    # items, and MMLU-sized boards (10,000 items); 50-60 models of history each
+    adds = [("IRT 2PL, a ~ 1, 51 x 2000", irt_board(51, 2000, seed=5, near_ties=0)[0], None, 1),
+            ("IRT 2PL, a ~ 2, 51 x 2000",
+             irt_board(51, 2000, seed=6, near_ties=0, discrimination=2.0)[0], None, 1),
+            ("rank-1, a ~ 3, 60 x 2000",
+             *factor_board(60, 2000, seed=7, rank=1, discrimination=3.0), 1),
+            ("rank-3, a ~ 3, 60 x 2000 (rank-1 fit)",
+             *factor_board(60, 2000, seed=8, rank=3, discrimination=3.0), 1),
+            ("rank-3, a ~ 3, 60 x 2000 (rank-3 fit)",
+             *factor_board(60, 2000, seed=8, rank=3, discrimination=3.0), 3),
+            ("MMLU-sized: rank-1, a ~ 2, 60 x 10000",
+             *factor_board(60, 10_000, seed=9, rank=1, discrimination=2.0), 1),
+            ("MMLU-sized: rank-1, a ~ 3, 60 x 10000",
+             *factor_board(60, 10_000, seed=10, rank=1, discrimination=3.0), 1)]  # fmt: skip
     if args.quick:
         adds = [("IRT 2PL, a ~ 2", irt_board(21, 400, seed=6, near_ties=0,
-                                             discrimination=2.0)[0], None)]  # fmt: skip
-    for name, board, probs in adds:
+                                             discrimination=2.0)[0], None, 1)]  # fmt: skip
+    for name, board, probs, rank in adds:
         add_model_report(name, board, probs, width=0.1 if args.quick else 0.05, reps=reps,
-                         alpha=alpha, every=max(1, len(board.models) // 6))  # fmt: skip
+                         alpha=alpha, every=max(1, len(board.models) // 6), rank=rank)  # fmt: skip
     if judges is not None:
         add_model_report("LLMBar judges", judges, None, width=0.1, reps=reps, alpha=alpha,
                          every=1)  # fmt: skip
