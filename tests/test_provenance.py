@@ -100,7 +100,8 @@ def test_pi_and_kl_match_brute_force():
         w = p * np.exp(delta * m)
         p_wm = w / w.sum()
         g = float(p @ m)
-        # sums of v terms of size <= 1: a few eps per term
+        # the spec's 1e-12: sums of at most 64 terms of size <= 1 + delta (< 7) round to about
+        # 64 * 7 * eps = 1e-13, so 1e-12 leaves a factor of 10 and still fails a wrong formula
         tol = 1e-12
         assert abs(float(green_probability(g, delta)) - float(p_wm @ m)) <= tol
         assert abs(float(kl(g, delta)) - float(kl_of(p, p_wm))) <= tol
@@ -112,7 +113,8 @@ def test_exact_p_is_the_binomial_sum():
             g = Fraction(gamma)
             for s in range(0, n + 1):
                 exact = sum(math.comb(n, k) * g**k * (1 - g) ** (n - k) for k in range(s, n + 1))
-                # betainc is accurate to a few eps relative
+                # betainc's continued fraction is accurate to ~1e-14 relative; 1e-10 allows for
+                # the tails' cancellation and still catches an off-by-one in s
                 assert binomial_p(s, n, gamma) == pytest.approx(float(exact), rel=1e-10, abs=1e-300)
 
 
