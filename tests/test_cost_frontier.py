@@ -109,3 +109,18 @@ def test_dollars_per_correct_covers_at_the_n_it_is_printed(n: int, p: float):
             assert correct.sum() < MIN_CORRECT
     assert estimable > 700  # 10 correct or more: in 59% of draws at n = 20, p = 0.5; 41% at 30, 0.3
     assert 0.935 <= covered / estimable <= 0.975, covered / estimable
+
+
+def test_the_frontier_plot_takes_a_bound_rounded_past_its_estimate(tmp_path):
+    """Wilson's lower end can exceed a 0 estimate by 1e-17; the error bar is then 0, not < 0."""
+    from harness.report.frontier import Frontier, FrontierPoint
+    from harness.report.frontier_plot import frontier_png
+    from harness.stats.intervals import Interval
+
+    accuracy = Interval(0.0, 5.551115123125783e-17, 0.56, 0.95, "wilson", 3)
+    cost = Interval(2.0, 2.0, 2.0, 0.95, "t", 3)
+    point = FrontierPoint("a/x", accuracy, cost, True, 1.0, "a.eval", "")
+    unknown = FrontierPoint("a/y", accuracy, None, False, math.nan, "b.eval", "")
+    frontier = Frontier("s", "t", "dollars", "problem", 3, 10, (point, unknown))
+    png = frontier_png(frontier, tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 1000 and png.endswith("f.png")

@@ -167,8 +167,8 @@ def plot_budgets(rows: list[BudgetRow], path: Path) -> str:
                     continue
                 ax.errorbar(
                     [b.estimate], [a.estimate],
-                    xerr=[[b.estimate - b.low], [b.high - b.estimate]],
-                    yerr=[[a.estimate - a.low], [a.high - a.estimate]],
+                    xerr=[[max(0.0, b.estimate - b.low)], [max(0.0, b.high - b.estimate)]],
+                    yerr=[[max(0.0, a.estimate - a.low)], [max(0.0, a.high - a.estimate)]],
                     fmt="o", capsize=3, color=colors.get(r.method, "#7a3fa0"), label=r.model,
                 )  # fmt: skip
             ax.set_xscale("log")

@@ -8,6 +8,11 @@ from pathlib import Path
 from harness.report.frontier import Frontier
 
 
+def _bars(estimate: float, low: float, high: float) -> list[list[float]]:
+    """Error-bar lengths, never negative (a bound rounded past its estimate by 1e-17 is 0)."""
+    return [[max(0.0, estimate - low)], [max(0.0, high - estimate)]]
+
+
 def frontier_png(frontier: Frontier, path: Path) -> str:
     """Accuracy against cost for each model with a known cost, intervals on both axes.
 
@@ -22,8 +27,8 @@ def frontier_png(frontier: Frontier, path: Path) -> str:
     known = [p for p in frontier.points if p.cost is not None and not math.isnan(p.cost.estimate)]
     for p in known:
         c, a = p.cost, p.accuracy  # type: ignore[union-attr]
-        xerr = [[c.estimate - c.low], [c.high - c.estimate]] if c.estimable else None
-        yerr = [[a.estimate - a.low], [a.high - a.estimate]] if a.estimable else None
+        xerr = _bars(c.estimate, c.low, c.high) if c.estimable else None
+        yerr = _bars(a.estimate, a.low, a.high) if a.estimable else None
         ax.errorbar([c.estimate], [a.estimate], xerr=xerr, yerr=yerr, fmt="o", capsize=3,
                     label=f"{p.model} (P={p.probability:.2f})")  # fmt: skip
         if p.on_frontier:
