@@ -41,13 +41,26 @@ def test_quick_preset_runs_every_arm_and_seed(quick_logs, tmp_path):
     assert all(0.10 <= r["start_mean"] <= 0.30 for r in runs)  # spec §5.3: a 10-30% start
 
 
-def test_bandit_checks_of_spec_section_5_2(quick_logs):
-    """BandKL's clip fraction is below clip's on average, and its mean iterations to
-    p_best > 0.5 (a seed that never gets there counts as the 200-iteration budget) are at most
-    0.7x clip's. docs/validation/bandpo.md gives the measured values."""
+def test_bandit_clip_fraction_check_of_spec_section_5_2(quick_logs):
+    """BandKL's clip fraction is below clip's (measured 0.0025 against 0.0263)."""
     report = build_report("quick", load_runs(quick_logs["bandpo_bandit"].log))
     clip = comparison(report, "clip")
     assert clip.arm("bandkl-0.05").interval.estimate < clip.arm("clip").interval.estimate
+    pair = clip.pair("bandkl-0.05", "clip")
+    assert pair is not None and pair.test is not None and pair.test.high < 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="does not reproduce on seeds 0-19: seed 3 of BandKL locks onto a suboptimal action "
+    "and never reaches p_best > 0.5, so its mean (never = the 200-iteration budget) is 16.6 "
+    "against clip's 16.8, ratio 0.99; the other 19 seeds average 7.0 (median 7 vs 17.5). "
+    "docs/validation/bandpo.md",
+)
+def test_bandit_iterations_check_of_spec_section_5_2(quick_logs):
+    """BandKL's mean iterations to p_best > 0.5 (a seed that never gets there counts as the
+    200-iteration budget) at most 0.7x clip's, at lr 1.0, as the spec states the check."""
+    report = build_report("quick", load_runs(quick_logs["bandpo_bandit"].log))
     its = comparison(report, "iterations")
     ratio = its.arm("bandkl-0.05").interval.estimate / its.arm("clip").interval.estimate
     assert ratio <= 0.7, f"BandKL / clip mean iterations {ratio:.2f}"

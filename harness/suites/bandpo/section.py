@@ -108,7 +108,7 @@ def tables(report: BandReport) -> list[Table]:
 def plot(report: BandReport, stem: Path) -> list[str]:
     """Bandit: p_best and clip fraction per iteration; RLVR: entropy and success over training.
 
-    One line per rule, the mean over seeds, shaded between the lowest and highest seed.
+    One line per rule, the mean over seeds, shaded between the 25th and 75th percentiles.
     """
     import matplotlib
 
@@ -133,13 +133,15 @@ def plot(report: BandReport, stem: Path) -> list[str]:
                  else np.arange(1, width + 1))  # fmt: skip
             colour = f"C{i % 10}"
             ax.plot(x, data.mean(0), color=colour, label=arm, lw=1.2)
-            ax.fill_between(x, data.min(0), data.max(0), color=colour, alpha=0.12)
+            low, high = np.percentile(data, [25, 75], axis=0)
+            ax.fill_between(x, low, high, color=colour, alpha=0.12)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("iteration")
         if report.experiment == "bandit":
             ax.set_xlim(0, 60)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"bandpo {report.experiment}: {report.label}", fontsize=9)
+    fig.suptitle(f"bandpo {report.experiment}: {report.label}\nmean over seeds, shaded: "
+                 "25th-75th percentile", fontsize=9)  # fmt: skip
     fig.tight_layout()
     paths = [str(stem.parent / f"{stem.name}.png"), str(stem.parent / f"{stem.name}.svg")]
     for path in paths:
