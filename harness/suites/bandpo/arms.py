@@ -11,8 +11,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from harness.errors import HarnessUsageError
-from harness.models.methods.band_clip import ClipRule, band_rule, dcpo_rule, fixed_rule
+
+if TYPE_CHECKING:
+    from harness.models.methods.band_clip import ClipRule
 
 BASELINE = "clip"
 DELTAS = (0.02, 0.05, 0.1)
@@ -27,6 +31,9 @@ ALL_ARMS = (
 
 def rule_of(arm: str) -> ClipRule:
     """The clip rule an arm name stands for; an unknown name is a usage error listing them."""
+    # torch is imported here, where a run is configured: every inspect command imports the task
+    from harness.models.methods.band_clip import band_rule, dcpo_rule, fixed_rule
+
     fixed = {
         "clip": fixed_rule(0.2, 0.2),
         "clip-higher": fixed_rule(0.2, 0.28),

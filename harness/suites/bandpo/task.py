@@ -105,7 +105,7 @@ def train_arm(experiment: str, pool: TrainingPool | int = 1) -> Solver:
 
 
 @scorer(metrics=[mean(), stderr()])
-def run_score() -> Scorer:
+def clip_rule_score() -> Scorer:
     """Bandit: iterations to p_best > 0.5 (never: the budget); RLVR: final mean success."""
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -140,7 +140,7 @@ def _task(experiment: str, preset: str, arms: str, n_seeds: int, settings: dict[
     return Task(
         dataset=MemoryDataset(samples),
         solver=train_arm(experiment, pool),
-        scorer=run_score(),
+        scorer=clip_rule_score(),
         metadata={
             "harness_suite": SUITE,
             "experiment": experiment,
