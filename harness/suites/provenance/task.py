@@ -44,7 +44,7 @@ def _preset(preset: str) -> None:
 
 
 @solver
-def run_sample(pool: TrainingPool | int = 1) -> Solver:
+def provenance_run(pool: TrainingPool | int = 1) -> Solver:
     """Run the sample's experiment where the pool says; its result goes in the metadata."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -79,7 +79,7 @@ def _headline(kind: str, run: dict[str, Any]) -> str:
 
 
 @scorer(metrics=[mean()])
-def run_score() -> Scorer:
+def provenance_score() -> Scorer:
     """The run's headline number (see the module docstring); details in the metadata."""
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -96,8 +96,8 @@ def run_score() -> Scorer:
 def _task(samples: list[Sample], pool: TrainingPool, preset: str, settings: dict) -> Task:
     return Task(
         dataset=MemoryDataset(samples),
-        solver=run_sample(pool),
-        scorer=run_score(),
+        solver=provenance_run(pool),
+        scorer=provenance_score(),
         metadata={
             "harness_suite": SUITE,
             "preset": preset,
