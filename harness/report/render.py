@@ -153,7 +153,9 @@ def to_markdown(data: ReportData, forest: str, plots: list[list[list[str]]]) -> 
 def to_html(data: ReportData, png: bytes, plots: list[list[list[str]]]) -> str:
     """The report as one self-contained HTML page (the plots embedded)."""
     parts = [
-        "<!doctype html><html lang=en><meta charset=utf-8><title>harness report</title>"
+        # the doctype alone on the first line: the report's mark goes on the second, where a
+        # sibling report (report.md beside report.html) finds the plots they share
+        "<!doctype html>\n<html lang=en><meta charset=utf-8><title>harness report</title>"
         "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
         "padding:.2em .5em;text-align:left}caption{font-weight:bold;text-align:left}</style>"
