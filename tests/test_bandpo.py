@@ -141,6 +141,15 @@ def test_rlvr_report_has_every_metric_and_the_claims():
     assert "Start success rate (spec §5.3: 10-30%): 0.120 to 0.120 over 9 runs, 9 inside" in text
 
 
+def test_every_preset_makes_valid_run_configurations():
+    from harness.suites.bandpo.task import ARMS, BANDIT, PRESETS, RLVR
+
+    for preset in PRESETS:
+        for arm in parse_arms(ARMS[preset]):
+            BanditConfig(arm, 0, **BANDIT[preset])
+            RLVRConfig(arm, 0, **RLVR[preset])
+
+
 def test_task_arguments_are_checked_before_anything_runs():
     from harness.suites.bandpo.task import bandpo_bandit, bandpo_rlvr
 

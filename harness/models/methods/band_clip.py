@@ -257,7 +257,8 @@ class PolicyLoss:
         policy: The policy term alone, detached.
         kl: The aggregated k3 penalty before its coefficient, detached (0 without a reference).
         clipped: Per token, whether the clipped term was the one taken (-A clamp(rho) > -A rho,
-            so its gradient is zero); False on padding.
+            so its gradient is zero; verl's pg_clipfrac); False on padding. Tokens held by the
+            dual clip alone (A < 0, rho above c) are not counted.
         clip_fraction: The share of valid tokens clipped.
         bounds: The ratio bounds used, detached.
 
