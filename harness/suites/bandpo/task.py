@@ -13,13 +13,14 @@ bandkl-relax. The loss is `harness.models.methods.band_clip`. No data is downloa
 
 Presets (measured on 2 CPU cores shared with other work; docs/validation/bandpo.md):
 - `quick`: bandit with the 7 rules at delta 0.05 and 20 seeds; RLVR with the same 7 rules, 3
-  seeds, 100 iterations. Under 5 minutes with `-T workers=2`.
+  seeds, 100 iterations. 195 s of CPU with `-T workers=2` (about 100 s on two free cores;
+  measured 9 min wall on 2 cores at load 10).
 - `sweep`: every rule of the issue (delta 0.02, 0.05, 0.1 for each band), bandit 20 seeds,
-  RLVR 8 seeds and 200 iterations: the CPU-scale comparison, tens of minutes on 2 cores.
+  RLVR 8 seeds and 200 iterations: the CPU-scale comparison, about 25 CPU-minutes (estimated).
 - `paper`: the same arms with 20 seeds, a wider policy (hidden 256, vocabulary 32, length 10,
   m 11), 64 prompts x 16 responses and 500 iterations: for a machine with many cores, through
-  Ray (`-T executor=ray`). The runs train tiny models on CPU; the paper's LLM scale (verl,
-  Qwen2.5 3B/7B) is not part of this suite.
+  Ray (`-T executor=ray`); not run here. The runs train tiny models on CPU; the paper's LLM
+  scale (verl, Qwen2.5 3B/7B) is not part of this suite.
 """
 
 from __future__ import annotations
