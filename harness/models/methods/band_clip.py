@@ -13,7 +13,7 @@ rule=band_rule("kl", 0.05))` returns the loss and its clip statistics. The rules
   with g_f(p, r) <= delta, within the simplex (r <= 1/p). f is KL(old || new) (-log u + u - 1),
   total variation (|u - 1| / 2) or chi-squared ((u - 1)^2).
 
-How the bounds are computed, in this order (from the authors' code, specs/bandpo.md §2):
+How the bounds are computed, in this order (the authors' code, as the BandPO spec §2 has it):
 1. p = exp(clamp(old_logprob, -700, 0)), in float64 whatever the input's dtype (a float32
    bracket cannot reach 1e-6 width around r = 50);
 2. vectorised bisection, the upper root on [1, 1/p] and the lower one on [0, 1], at most 50
