@@ -13,8 +13,8 @@ bandkl-relax. The loss is `harness.models.methods.band_clip`. No data is downloa
 
 Presets (measured on 2 CPU cores shared with other work; docs/validation/bandpo.md):
 - `quick`: bandit with the 7 rules at delta 0.05 and 20 seeds; RLVR with the same 7 rules, 3
-  seeds, 100 iterations. 195 s of CPU with `-T workers=2` (about 100 s on two free cores;
-  measured 9 min wall on 2 cores at load 10).
+  seeds, 100 iterations. With `-T workers=2` on 2 shared cores: 3 min 12 s wall and 147 s
+  CPU at load 4; 9 min 11 s and 195 s CPU at load 10.
 - `sweep`: every rule of the issue (delta 0.02, 0.05, 0.1 for each band), bandit 20 seeds,
   RLVR 8 seeds and 200 iterations: the CPU-scale comparison, about 25 CPU-minutes (estimated).
 - `paper`: the same arms with 20 seeds, a wider policy (hidden 256, vocabulary 32, length 10,
