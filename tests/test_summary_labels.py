@@ -42,6 +42,9 @@ def test_piped_summary_tells_replays_apart(tmp_path):
     for i in range(3):
         assert f"r_{i}/out.jsonl" in table
     assert all(s in result.output.replace("\n", "") for s in specs)  # the full specs, once
+    costs = result.output[result.output.index("cost and latency per problem") :]
+    assert "r_2/out.jsonl" in costs  # the cost table uses the same labels
+    assert "$ per problem: unknown: no price for replay/" in costs  # a column no model has
     bad = CliRunner().invoke(main, [*base, *args, "--model-name", "only-one"])
     assert bad.exit_code == 2 and "--model-name takes one distinct" in bad.output
 

@@ -1,25 +1,70 @@
-"""`harness eval`'s second table: each log's cost and latency per unit, with intervals."""
+"""`harness eval`'s second table: each log's cost and latency per unit, with intervals.
+
+The terminal shows only the columns that hold a number for some model: a column that no model
+has (reasoning tokens, dollars without a price, time to first token inspect's providers do not
+report) becomes one line below the table saying why, so the table fits a terminal or a CI log.
+Models are shown by the summary table's short labels. `harness report` keeps the full table.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from harness.stats.intervals import Interval
 
-def print_costs(records: Sequence[Any], console: Console | None = None) -> None:
+
+def print_costs(records: Sequence[Any], console: Console | None = None,
+                names: Mapping[str, str] | None = None) -> None:  # fmt: skip
     """One line per log: tokens, dollars (or why unknown), $ per correct, working seconds."""
-    from harness.report.cost import cost_row, cost_table
+    from harness.cli.summary_table import short_labels
+    from harness.report.cost import TOKEN_KINDS, cost_row, money
 
     if not records:
         return
-    caption, head, body = cost_table([cost_row([r]) for r in records])
-    table = Table(title="cost and latency", title_justify="left", caption=caption,
-                  caption_justify="left")  # fmt: skip
-    for name in head:
-        table.add_column(name, justify="right" if name == "n" else "left")
-    for row in body:
-        table.add_row(*row)
-    (console or Console(width=max(100, Console().width))).print(table)
+    rows = [cost_row([r]) for r in records]
+    unit = rows[0].unit if len({r.unit for r in rows}) == 1 else "unit"
+
+    def tokens(ci: Interval) -> str:
+        return ci.text(".1f")
+
+    def seconds(ci: Interval) -> str:
+        return ci.text(".3f")
+
+    columns: list[tuple[str, Callable[[Any], Interval], Callable[[Interval], str]]] = [
+        *((f"{kind} tokens", lambda r, k=kind: r.tokens[k], tokens) for kind in TOKEN_KINDS),
+        (f"$ per {unit}", lambda r: r.dollars, money),
+        ("$ per correct", lambda r: r.per_correct, money),
+        ("working s", lambda r: r.seconds, seconds),
+        ("first token s", lambda r: r.ttft, seconds),
+    ]
+    shown, missing = [], []
+    for name, get, fmt in columns:
+        values = [get(r) for r in rows]
+        if all(math.isnan(v.estimate) for v in values):
+            reasons = sorted({v.method for v in values})
+            missing.append(f"{name}: {'; '.join(reasons)}")
+        else:
+            shown.append((name, get, fmt))
+    labels = short_labels([r.model for r in rows], names)
+    table = Table(title=f"cost and latency per {unit} (95% intervals over {unit}s)",
+                  title_justify="left")  # fmt: skip
+    widest = max(map(len, labels.values()))
+    for name in ("task", "model", "n", *(s[0] for s in shown), "manifest"):
+        whole = name in ("model", "n", "manifest")  # never cut: the row must say whose it is
+        table.add_column(name, justify="right" if name == "n" else "left", no_wrap=whole,
+                         min_width=widest if name == "model" else None)  # fmt: skip
+    for r in rows:
+        cells = []
+        for _, get, fmt in shown:
+            ci = get(r)
+            cells.append(ci.method if math.isnan(ci.estimate) else fmt(ci))
+        table.add_row(r.task, labels[r.model], str(r.n), *cells, r.manifest or "none")
+    out = console or Console(width=max(100, Console().width))
+    out.print(table)
+    for line in missing:
+        out.print(f"  {line}", highlight=False, soft_wrap=True)

@@ -176,10 +176,11 @@ def eval_command(
 
         click.echo(json.dumps(eval_json(rows, records), indent=2, allow_nan=False))
     else:
-        print_rows(rows, names=dict(zip(models, model_names, strict=True)) if model_names else None)
         from harness.cli.cost_table import print_costs
 
-        print_costs(records)
+        names = dict(zip(models, model_names, strict=True)) if model_names else None
+        print_rows(rows, names=names)
+        print_costs(records, names=names)
     if not ok:
         click.echo(
             "harness: some tasks did not finish; re-run the same command to finish them", err=True
