@@ -187,8 +187,11 @@ def all_suites() -> dict[str, Suite]:
         ),
         Suite(
             "provenance",
-            (f"{prov}.task:provenance_detect", f"{prov}.task:provenance_select",
-             f"{prov}.task:provenance_distill"),
+            (
+                f"{prov}.task:provenance_detect",
+                f"{prov}.task:provenance_select",
+                f"{prov}.task:provenance_distill",
+            ),
             "KGW watermark power and selection (reconstructed); KGW vs ADFP fingerprints (trains)",
             default_model="none/none",
             section=f"{prov}.section:SECTION",
