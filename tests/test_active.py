@@ -21,6 +21,7 @@ from harness.board.factor import ability, fit_items, predict
 from harness.board.table import Board
 from harness.cli import main
 from harness.stats.active import ActiveMeanCS, selection
+from tests.test_board import write_csv
 
 EPS = np.finfo(float).eps
 GATE = 0.95
@@ -191,14 +192,6 @@ def test_active_asks_fewer_items_than_random_on_sharp_items() -> None:
     active, random = result.run("active"), result.run("random")
     assert active is not None and random is not None
     assert active.queries.mean() < random.queries.mean() / 1.5
-
-
-def write_csv(path: Path, board: Board) -> Path:
-    lines = ["model,item,score"]
-    for m, row in zip(board.models, board.scores, strict=True):
-        lines += [f"{m},{i},{v:g}" for i, v in zip(board.items, row, strict=True)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def test_command_writes_the_replay_keys(tmp_path: Path) -> None:
