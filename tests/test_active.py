@@ -216,6 +216,7 @@ def test_command_writes_the_replay_keys(tmp_path: Path) -> None:
         (["--width", "0.1"], "--width needs --add-model"),
         (["--add-model", "nobody"], "'nobody' is not on the board"),
         (["--add-model", "m00", "--active", "--width", "0"], "--width must be in (0, 1]"),
+        (["--add-model", "m00", "--orders", "2000000"], "cells held at once"),
     ],
 )
 def test_bad_input_is_one_line(tmp_path: Path, args: list[str], says: str) -> None:

@@ -43,6 +43,7 @@ from harness.stats.active import EXPLORE, ActiveMeanCS, selection
 from harness.stats.compare import clean_json
 from harness.stats.sequential import BettingCS
 
+MAX_REPLAY_CELLS = 20_000_000  # replications x items held at once (a few arrays of them)
 GRID = 401  # candidate means on [0, 1]: a resolution of 0.0025
 TOL = 8 * np.finfo(float).eps
 RECONSTRUCTED = (
@@ -313,6 +314,11 @@ def add_model(
     if not 0 < alpha < 1 or margin < 0 or orders < 1 or (width is not None and width <= 0):
         raise ValueError(f"bad settings: alpha {alpha}, margin {margin}, orders {orders}, "
                          f"width {width}")  # fmt: skip
+    if orders * board.scores.shape[1] > MAX_REPLAY_CELLS:
+        raise HarnessUsageError(
+            f"--orders {orders} x {board.scores.shape[1]:,} items is more than "
+            f"{MAX_REPLAY_CELLS:,} cells held at once; use fewer orders"
+        )
     row = board.models.index(model)
     y = board.scores[row]
     history_rows = [i for i in range(len(board.models)) if i != row]

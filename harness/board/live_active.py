@@ -51,6 +51,7 @@ RECONSTRUCTED = (
     f"[{PI_MIN}, 1]; the factor model's priors, rank 1 and optimiser"
 )
 TOL = 8 * np.finfo(float).eps
+WAIT = 60.0  # seconds to wait for the previous asked item's score before going on without it
 
 
 def _to_unit(x: np.ndarray | float, bound: float) -> np.ndarray:
@@ -144,7 +145,10 @@ class ActiveLive:
             self._turn, self._done = asyncio.Lock(), asyncio.Event()
             self._done.set()
         assert self._done is not None
-        await self._done.wait()  # the previous asked item's score is in
+        try:  # use the previous asked item's score once it is in; never wait forever for it
+            await asyncio.wait_for(self._done.wait(), timeout=WAIT)
+        except TimeoutError:
+            pass  # valid without it: the ask probability uses only answers already in
         async with self._turn:
             if not self.open():
                 if self.budget is not None and self.queries >= self.budget:
