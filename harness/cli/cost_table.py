@@ -57,6 +57,7 @@ def print_costs(records: Sequence[Any], console: Console | None = None,
     for name in ("task", "model", "n", *(s[0] for s in shown), "manifest"):
         whole = name in ("model", "n", "manifest")  # never cut: the row must say whose it is
         table.add_column(name, justify="right" if name == "n" else "left", no_wrap=whole,
+                         overflow="fold",
                          min_width=widest if name == "model" else None)  # fmt: skip
     for r in rows:
         cells = []

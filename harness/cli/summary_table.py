@@ -54,7 +54,7 @@ def print_rows(
              "score", "95% CI", "method")  # fmt: skip
     for name in names:
         right = name in ("n", "errors", "flagged", "score")
-        table.add_column(name, justify="right" if right else "left")
+        table.add_column(name, justify="right" if right else "left", overflow="fold")  # never "…"
     for r in rows:
         cells = (
             r.suite,
