@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -93,11 +94,36 @@ def _dead(name: str) -> bool:
     return pid.isdigit() and not Path(f"/proc/{pid}").exists()
 
 
+_EXT4_MAGIC_AT = 1080  # the superblock's s_magic, 0xEF53 little-endian, as mkfs.ext4 writes it
+_MOUNT_PREFIXES = ("harness-bwrap-", "harness-workfs-probe-")  # the folders images mount on
+
+
+def _made_by_us(image: Path) -> bool:
+    """Whether `image` is a work image this harness made.
+
+    That is a regular file (never a link), owned by this user, holding an ext4 superblock; a
+    file that only shares the name is left alone.
+    """
+    try:
+        info = image.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            return False
+        fd = os.open(image, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            magic = os.pread(fd, 2, _EXT4_MAGIC_AT)
+        finally:
+            os.close(fd)
+    except OSError:
+        return False
+    return magic == b"\x53\xef"
+
+
 def sweep_stale_images() -> list[Path]:
     """Unmount and delete the work images of harness processes that are gone; return them.
 
     A crash or a `kill -9` leaves a sample's image mounted. Images of live processes are left
-    alone.
+    alone, and so is any file that only shares the name (`_made_by_us`): the harness deletes
+    only what it wrote.
     """
     removed = []
     mounts = {}
@@ -107,12 +133,13 @@ def sweep_stale_images() -> list[Path]:
         if source.startswith("/dev/loop") and backing.is_file():
             mounts[backing.read_text().strip()] = target.replace("\\040", " ")
     for image in Path(tempfile.gettempdir()).glob(f"{_IMAGE_PREFIX}*.img"):
-        if not _dead(image.name):
+        if not _dead(image.name) or not _made_by_us(image):
             continue
         target = mounts.get(str(image))
         if target is not None:
             WorkImage(image, Path(target)).remove()
-            remove_tree(Path(target))
+            if Path(target).name.startswith(_MOUNT_PREFIXES):  # a folder the harness made
+                remove_tree(Path(target))
         image.unlink(missing_ok=True)
         removed.append(image)
     return removed

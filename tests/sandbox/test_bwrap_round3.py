@@ -278,10 +278,19 @@ def test_images_left_mounted_by_a_dead_harness_are_swept(tmp_path: Path) -> None
     subprocess.run(["mount", "-o", "loop", str(image), str(mount)], check=True)
     live = WorkImage.create(Path(tempfile.mkdtemp(prefix="harness-bwrap-")), 2, 64, None)
     assert not isinstance(live, str), live
+    # files that only share the name, under the same dead pid: a user's file, and a link
+    theirs = Path(tempfile.gettempdir()) / f"harness-work-{gone.pid}-notes.img"
+    theirs.write_text("not an image")
+    link = Path(tempfile.gettempdir()) / f"harness-work-{gone.pid}-link.img"
+    link.symlink_to(theirs)
     try:
-        assert image in sweep_stale_images()
+        swept = sweep_stale_images()
+        assert image in swept and theirs not in swept and link not in swept
+        assert theirs.read_text() == "not an image" and link.is_symlink()
         assert not image.exists() and not mount.exists()
         assert live.image.exists() and os.path.ismount(live.mount)  # ours: left alone
     finally:
         live.remove()
         live.mount.rmdir()
+        link.unlink()
+        theirs.unlink()
