@@ -36,6 +36,7 @@ import numpy as np
 from scipy.stats import norm
 
 from harness.board.factor import ability, fit_items, predict
+from harness.board.family import TOL, resolve_from_bounds
 from harness.board.replay import MARGIN
 from harness.board.table import Board
 from harness.errors import HarnessUsageError
@@ -45,7 +46,6 @@ from harness.stats.sequential import BettingCS
 
 MAX_REPLAY_CELLS = 20_000_000  # replications x items held at once (a few arrays of them)
 GRID = 401  # candidate means on [0, 1]: a resolution of 0.0025
-TOL = 8 * np.finfo(float).eps
 RECONSTRUCTED = (
     "ours: the factor model's priors, rank and optimiser; the selection's mixing weight "
     f"({EXPLORE}) and clipping; one CS for every pair against models with known board means"
@@ -223,12 +223,10 @@ class _Decider:
     def update(self, low: np.ndarray, high: np.ndarray, asked: np.ndarray,
                active: np.ndarray) -> np.ndarray:  # fmt: skip
         """Resolve what the CS now decides; per sequence, whether every pair is resolved."""
-        lo = low[:, None] - self.others[None, :]
-        hi = high[:, None] - self.others[None, :]
         open_ = (self.resolution == "unresolved") & active[:, None]
-        up = open_ & (lo > TOL)
-        down = open_ & (hi < -TOL) & ~up
-        same = open_ & ~up & ~down & (lo >= -self.margin - TOL) & (hi <= self.margin + TOL)
+        up, down, same = resolve_from_bounds(low[:, None] - self.others[None, :],
+                                             high[:, None] - self.others[None, :],
+                                             self.margin, open_)  # fmt: skip
         self.resolution[up] = "a > b"
         self.resolution[down] = "b > a"
         self.resolution[same] = "equivalent"

@@ -29,6 +29,24 @@ Resolution = Literal["a > b", "b > a", "equivalent", "unresolved"]
 GRID = 201  # CS grid on [-1, 1] for the reported intervals: a resolution of 0.01
 
 
+TOL = 8 * np.finfo(float).eps
+
+
+Masks = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def resolve_from_bounds(low: np.ndarray, high: np.ndarray, margin: float,
+                        open_: np.ndarray) -> Masks:  # fmt: skip
+    """Which open differences a CS [low, high] now decides: (a > b, b > a, equivalent).
+
+    A direction is read first: above 0, below 0, then inside [-margin, margin].
+    """
+    up = open_ & (low > TOL)
+    down = open_ & (high < -TOL) & ~up
+    same = open_ & ~up & ~down & (low >= -margin - TOL) & (high <= margin + TOL)
+    return up, down, same
+
+
 @dataclass(frozen=True, slots=True)
 class PairState:
     """Where one pair stands.

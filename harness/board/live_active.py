@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from harness.board.factor import ability, fit_items, predict
-from harness.board.family import Resolution
+from harness.board.family import Resolution, resolve_from_bounds
 from harness.board.table import Board
 from harness.stats.sequential import BettingCS, bonferroni_alpha
 
@@ -50,7 +50,6 @@ RECONSTRUCTED = (
     f"ours: the ask rule pi ~ sqrt(f (1 - f)) at mean rate {ASK_RATE}, clipped to "
     f"[{PI_MIN}, 1]; the factor model's priors, rank 1 and optimiser"
 )
-TOL = 8 * np.finfo(float).eps
 WAIT = 60.0  # seconds to wait for the previous asked item's score before going on without it
 
 
@@ -126,13 +125,10 @@ class ActiveLive:
         self.mean_cs.update(float(_to_unit(psi, self.bound)))
         self.visits += 1
         low, high = (_from_unit(b, self.bound) for b in self.pairs_cs.bounds())
+        up, down, same = resolve_from_bounds(low, high, self.margin, open_)
         for j in np.flatnonzero(open_):
-            if low[j] > TOL:
-                self.resolution[j] = "a > b"
-            elif high[j] < -TOL:
-                self.resolution[j] = "b > a"
-            elif low[j] >= -self.margin - TOL and high[j] <= self.margin + TOL:
-                self.resolution[j] = "equivalent"
+            if up[j] or down[j] or same[j]:
+                self.resolution[j] = "a > b" if up[j] else "b > a" if down[j] else "equivalent"
             self.low[j], self.high[j] = float(low[j]), float(high[j])
             if self.resolution[j] != "unresolved":
                 self.resolved_at[j] = self.queries
