@@ -23,13 +23,16 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessUsageError
+from harness.stats.design import Design
+
+DesignLookup = Callable[[str], Design]  # a suite's name -> its declared design
 
 # JSON files that eval_set, inspect's viewer bundle and the leaderboard write next to logs
 NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json", "leaderboard.json"})
@@ -150,6 +153,9 @@ class LogRecord:
     # the log's current metadata: the eval's, with the edits made after the run (inspect's
     # `edit_eval_log`), where the manifest's outputs hash is written; never in the identity
     current_metadata: dict[str, Any] = field(default_factory=dict)
+    # the suite's declared design, attached once where the log is read (`read_log`); every
+    # consumer reads unit, cluster, support, direction and error rule from here
+    design: Design = Design()
 
     @property
     def sequential(self) -> dict[str, Any]:
@@ -327,12 +333,23 @@ def data_hash(
     return digest.hexdigest()[:digits], len(sample_ids)
 
 
-def _settings_of(suite: str) -> frozenset[str]:
-    from harness.stats.design import DEFAULT_SETTINGS
+def catalog_design(suite: str) -> Design:
+    """The design the catalog declares for `suite` (the default design for a suite it lacks).
+
+    The one place a log's suite name is looked up: `read_log` attaches the result to the
+    record, and nothing downstream looks a suite up again.
+    """
     from harness.suites.catalog import suite_of
 
     known = suite_of(suite)
-    return known.design.settings if known is not None else DEFAULT_SETTINGS
+    return known.design if known is not None else Design()
+
+
+def suite_name(spec: dict[str, Any]) -> str:
+    """The harness suite a log's `eval` header names (its task's name when it names none)."""
+    meta = spec.get("metadata") or {}
+    task = str(spec["task"]).split("/")[-1]
+    return str((meta.get("harness_suite") if isinstance(meta, dict) else None) or task)
 
 
 def _experiment(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -374,12 +391,19 @@ def _stopping_metadata(header: dict[str, Any]) -> dict[str, Any]:
 
 
 def identity_of(
-    spec: dict[str, Any], ids: Iterable[str], summaries: Iterable[dict[str, Any]] = ()
+    spec: dict[str, Any],
+    ids: Iterable[str],
+    summaries: Iterable[dict[str, Any]] = (),
+    design: Design | None = None,
 ) -> LogIdentity:
-    """The identity of a log from its `eval` header, its sample ids and its summaries."""
+    """The identity of a log from its `eval` header, its sample ids and its summaries.
+
+    The task arguments leave out the settings `design` declares (the catalog's by default).
+    """
     meta = spec.get("metadata") or {}
     task = str(spec["task"]).split("/")[-1]
-    suite = str(meta.get("harness_suite") or task)
+    suite = suite_name(spec)
+    design = design if design is not None else catalog_design(suite)
     listed = (spec.get("dataset") or {}).get("sample_ids")
     digest, n_ids = data_hash(summaries, listed if listed else ids)
     recorded = (meta.get("harness_data_hash") or {}) if isinstance(meta, dict) else {}
@@ -398,7 +422,7 @@ def identity_of(
     return LogIdentity(
         suite=suite,
         task=task,
-        task_args=_canonical(spec.get("task_args"), _settings_of(suite)),
+        task_args=_canonical(spec.get("task_args"), design.settings),
         sample_hash=digest,
         n_ids=n_ids,
         model=str(spec["model"]),
@@ -516,8 +540,14 @@ def _current_metadata(header: dict[str, Any], spec: dict[str, Any]) -> dict[str,
     return meta if isinstance(meta, dict) else {}
 
 
-def read_log(path: str) -> LogRecord | BadLog:
-    """One log as a `LogRecord`, or a `BadLog` saying why it cannot be used."""
+def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | BadLog:
+    """One log as a `LogRecord` with its suite's design attached, or a `BadLog` saying why not.
+
+    Args:
+        path: The log file.
+        designs: Gives a suite's design by name; the catalog's by default.
+
+    """
     if "://" not in path and not Path(path).is_file():  # a FIFO would block the reader
         return BadLog(path, "not a regular file")
     try:
@@ -553,14 +583,16 @@ def read_log(path: str) -> LogRecord | BadLog:
         if not samples:
             return BadLog(path, "no samples")
         spec = header["eval"]
+        design = designs(suite_name(spec))
         return LogRecord(
             path=path,
-            identity=identity_of(spec, (s.id for s in samples), summaries),
+            identity=identity_of(spec, (s.id for s in samples), summaries, design),
             created=str(spec.get("created", "")),
             metadata=spec.get("metadata") or {},
             samples=samples,
             stopping=_stopping_metadata(header),
             current_metadata=_current_metadata(header, spec),
+            design=design,
         )
     except (KeyError, TypeError, ValueError, AttributeError) as ex:
         return BadLog(path, f"malformed log: {type(ex).__name__}: {str(ex)[:160]}")
@@ -613,14 +645,16 @@ def select_logs(results: Iterable[LogRecord | BadLog]) -> Selection:
     return Selection(tuple(used), tuple(sorted(left_out, key=lambda b: b.path)))
 
 
-def read_logs(dirs: Iterable[str], threads: int = 4) -> Selection:
-    """Read every log under `dirs` and select the ones to use."""
+def read_logs(
+    dirs: Iterable[str], threads: int = 4, designs: DesignLookup = catalog_design
+) -> Selection:
+    """Read every log under `dirs`, attach each one's design, and select the ones to use."""
     dirs = list(dirs)
     paths = log_files(dirs)
     if not paths:
         raise HarnessUsageError(f"no inspect logs under {', '.join(dirs)}; run `harness eval`")
     with ThreadPoolExecutor(max_workers=threads) as pool:  # zip reads release the GIL
-        return select_logs(pool.map(read_log, paths))
+        return select_logs(pool.map(lambda p: read_log(p, designs), paths))
 
 
 def read_full_log(location: str) -> Any:

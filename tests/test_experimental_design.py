@@ -6,7 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from harness.logs import LogIdentity, LogRecord, SampleScore, identity_of, is_secret_name, redact
+from harness.logs import (
+    LogIdentity,
+    LogRecord,
+    SampleScore,
+    catalog_design,
+    identity_of,
+    is_secret_name,
+    redact,
+)
 from harness.report.budgets import budget_row
 from harness.report.scores import judge_scores, score_rows
 from harness.stats.compare import estimate
@@ -42,7 +50,8 @@ SUMMARIES = [
 def _record(samples, suite="toy", task="t", model="m/x") -> LogRecord:
     ids = sorted({s.id for s in samples})
     identity = LogIdentity(suite, task, (), "h", len(ids), model, ())
-    return LogRecord(f"{model}.eval", identity, "2026-01-01", {}, tuple(samples))
+    return LogRecord(f"{model}.eval", identity, "2026-01-01", {}, tuple(samples),
+                     design=catalog_design(suite))  # fmt: skip
 
 
 def _sample(sid, epoch, value, error="", metadata=None, usage=None, scorer="match"):

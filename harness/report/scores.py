@@ -15,7 +15,8 @@ gives the same numbers everywhere. Every number is over the suite's declared uni
   more epochs use the unbiased estimator over all of theirs.
 - A calibrated judge's verdicts give the naive share and the Rogan-Gladen corrected one over the
   test units (`judge_scores`): the correction is made over the answered epochs, then the
-  errored ones count as wrong (see `judge_scores`).
+  errored ones count as wrong. A unit with a human label is calibration, never a test item,
+  even where its answer errored (see `judge_scores`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -64,11 +65,8 @@ class SummaryRow:
 
 
 def design_of(record: LogRecord) -> Design:
-    """The design the log's suite declares in the catalog (the default for unknown suites)."""
-    from harness.suites.catalog import suite_of
-
-    suite = suite_of(record.suite)
-    return suite.design if suite is not None else Design()
+    """The design attached to the log where it was read (`harness.logs.read_log`)."""
+    return record.design
 
 
 @dataclass(frozen=True)
@@ -79,8 +77,9 @@ class JudgeScores:
     corrected: Interval  # Rogan-Gladen over the answered, times the answered share
     refused: str  # why the correction was refused ("" when it was made)
     n_test: int  # test units (no human label), errored ones included
-    n_calibration: int  # units with a human label that answered
+    n_calibration: int  # units with a human label and a judge verdict (errored ones included)
     errors: int = 0  # test units with an errored epoch
+    unjudged: int = 0  # units with a human label but no judge verdict: in neither set
 
 
 def _nan_interval(method: str, n: int) -> Interval:
@@ -91,13 +90,20 @@ def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
 
-def judge_scores(units: dict[str, list[tuple[dict[str, int] | None, bool]]]) -> JudgeScores:
+def judge_scores(
+    units: dict[str, list[tuple[dict[str, int] | None, bool]]],
+    labelled: Collection[str] = (),
+) -> JudgeScores:
     """Naive and corrected judge shares from each unit's (verdict, errored) per epoch.
 
-    A unit with a human label (and an answered epoch) is a calibration unit: its q0 or q1 share
-    is the mean of the judge's verdicts over its answered epochs, and m0, m1 count units. Every
-    other unit is a test unit. The naive share is the mean over test units of the judge's
-    verdicts, errored epochs counted 0. The corrected share is the one rule for errors:
+    A unit with a human label is a calibration unit, whether or not its answer errored: the
+    label is about the judge, not the answer. The label is read from any of its verdicts,
+    errored epochs included, or the unit is named in `labelled` (its label was recorded beside
+    the sample, but the judge gave no verdict). Its q0 or q1 share is the mean of the judge's
+    verdicts over its epochs that have one, errored or not; a labelled unit with no verdict at
+    all tells nothing of the judge and is in neither set. m0, m1 count units. Every other unit
+    is a test unit, and n counts those. The naive share is the mean over test units of the
+    judge's verdicts, errored epochs counted 0. The corrected share is the one rule for errors:
     Rogan-Gladen over the answered epochs of the test units (each unit's mean), theta, then
     the errored epochs count as wrong: a * theta with a the mean answered share of a test
     unit. Its interval combines Rogan-Gladen's adjusted-Wald half-widths (times a) with the
@@ -111,14 +117,20 @@ def judge_scores(units: dict[str, list[tuple[dict[str, int] | None, bool]]]) -> 
     answered_means: list[float] = []  # per test unit with an answer: judge mean over answers
     answered_share: list[float] = []  # per test unit: answered epochs / epochs
     calib: dict[int, list[float]] = {0: [], 1: []}  # human label -> per-unit judge means
+    known = set(labelled)
     errors = 0
-    for epochs in units.values():
-        answered = [v for v, errored in epochs if v is not None and not errored]
-        labels = {v["human"] for v in answered if v["human"] != UNLABELLED}
-        if labels:  # a calibration unit; its errored epochs tell nothing of the judge
+    unjudged = 0  # labelled units the judge gave no verdict
+    for uid, epochs in units.items():
+        judged = [v for v, _ in epochs if v is not None]
+        labels = {v["human"] for v in judged if v["human"] != UNLABELLED}
+        if labels:  # a calibration unit: every verdict informs q0/q1, errored epochs included
             human = labels.pop()
-            calib[1 if human else 0].append(_mean([v["judge"] for v in answered]))
+            calib[1 if human else 0].append(_mean([v["judge"] for v in judged]))
             continue
+        if uid in known:  # labelled, but no verdict: neither calibration nor a test item
+            unjudged += 1
+            continue
+        answered = [v for v, errored in epochs if v is not None and not errored]
         errors += len(answered) < len(epochs)
         test_naive.append(math.fsum(v["judge"] for v in answered) / len(epochs))
         answered_share.append(len(answered) / len(epochs))
@@ -160,7 +172,7 @@ def judge_scores(units: dict[str, list[tuple[dict[str, int] | None, bool]]]) -> 
     except (CalibrationError, ValueError) as ex:
         refused = str(ex)
         corrected = _nan_interval(f"refused: {ex}", n_test)
-    return JudgeScores(naive, corrected, refused, n_test, n_calibration, errors)
+    return JudgeScores(naive, corrected, refused, n_test, n_calibration, errors, unjudged)
 
 
 def epochs_max(units: dict[str, list[Any]]) -> int:
@@ -188,21 +200,38 @@ def _effective_size(means: list[float], epochs: int) -> int:
 
 
 def per_problem(records: Sequence[LogRecord], scorer: str) -> dict[str, list[tuple[float, str]]]:
-    """Each unit's (value, error reason) per epoch for one scorer; errored samples are 0.
+    """Each unit's (value, error reason) per epoch for one scorer, errors by the design's rule.
 
-    Several records (replicates of one configuration) pool their epochs per unit.
+    An errored epoch (raised, no score, a score that cannot be read) takes the value the
+    metric's declared error rule gives (`Design.error_value`: the worst value of the support,
+    or a declared penalty), or nan where the rule excludes it (an unbounded score has no worst
+    value): never a value that flatters. Several records (replicates of one configuration)
+    pool their epochs per unit.
     """
     out: dict[str, list[tuple[float, str]]] = {}
     for record in records:
+        on_error = record.design.metric(scorer).error_value()
+        failed = math.nan if on_error is None else on_error
         for s in record.samples:
             raw = dict(s.raw)
             if s.error:
-                value, reason = 0.0, s.error
+                value, reason = failed, s.error
             elif scorer not in raw:
-                value, reason = 0.0, f"no score from {scorer}"
+                value, reason = failed, f"no score from {scorer}"
             else:
                 value, reason = parse_score(raw[scorer])
+                value = failed if reason else value
             out.setdefault(s.id, []).append((value, reason))
+    return out
+
+
+def _unit_means(problems: dict[str, list[tuple[float, str]]]) -> dict[str, float]:
+    """Each unit's mean over its epochs that count (an excluded error is nan and left out)."""
+    out = {}
+    for sid, vs in problems.items():
+        kept = [v for v, _ in vs if not math.isnan(v)]
+        if kept:
+            out[sid] = _mean(kept)
     return out
 
 
@@ -218,10 +247,10 @@ def unit_clusters(records: Sequence[LogRecord], design: Design) -> dict[str, str
 
 
 def problem_means(records: Sequence[LogRecord] | LogRecord, scorer: str | None = None) -> dict:
-    """Each unit's mean score over its epochs (and replicates), errored epochs as 0."""
+    """Each unit's mean score over its epochs (and replicates), errors by the design's rule."""
     records = [records] if isinstance(records, LogRecord) else list(records)
     scorer = scorer or first_scorer(records)
-    return {sid: _mean([v for v, _ in vs]) for sid, vs in per_problem(records, scorer).items()}
+    return _unit_means(per_problem(records, scorer))
 
 
 def first_scorer(records: Sequence[LogRecord]) -> str:
@@ -243,14 +272,24 @@ def error_reasons(record: LogRecord) -> Counter[str]:
     return reasons
 
 
-def _judge_units(records: Sequence[LogRecord], name: str) -> dict | None:
+def _judge_units(records: Sequence[LogRecord], name: str) -> tuple[dict, set[str]] | None:
+    """Each unit's (verdict, errored) per epoch, and the units labelled beside the sample.
+
+    The calibrated judge records a sample's human label in its verdict and, before it asks the
+    judge, in the sample's metadata, so a sample whose judge raised keeps its label.
+    """
+    from harness.scorers.calibrated_judge import HUMAN_LABEL_KEY
+
     raws = [(s, dict(s.raw).get(name)) for r in records for s in r.samples]
     if not any(judge_verdict(v) is not None for _, v in raws):
         return None
     units: dict[str, list[tuple[dict[str, int] | None, bool]]] = {}
+    labelled: set[str] = set()
     for s, v in raws:
         units.setdefault(s.id, []).append((judge_verdict(v), bool(s.error)))
-    return units
+        if s.metadata.get(HUMAN_LABEL_KEY) in (0, 1):
+            labelled.add(s.id)
+    return units, labelled
 
 
 def record_judge(
@@ -263,27 +302,48 @@ def record_judge(
     records = [record] if isinstance(record, LogRecord) else list(record)
     names = [scorer] if scorer else list(dict.fromkeys(n for r in records for n in r.scorers))
     for name in names:
-        units = _judge_units(records, name)
-        if units is not None:
-            scores = judge_scores(units)
+        judged = _judge_units(records, name)
+        if judged is not None:
+            scores = judge_scores(*judged)
             return scores, scores.errors
     return None
 
 
-def anytime_interval(values: Sequence[float], alpha: float) -> Interval:
-    """The betting confidence sequence of a mean in [0, 1] after `values`, in the order seen.
+def _excluding(ci: Interval, excluded: int, design: Design) -> Interval:
+    """The interval, its method saying how many units the error rule left out."""
+    if not excluded:
+        return ci
+    note = f"{excluded} errored unit{'s' * (excluded != 1)} excluded (no worst value)"
+    return dataclasses.replace(ci, method=f"{ci.method}; {note}")
+
+
+def anytime_interval(
+    values: Sequence[float], alpha: float, support: tuple[float, float] = (0.0, 1.0)
+) -> Interval:
+    """The betting confidence sequence of a bounded mean after `values`, in the order seen.
 
     For a run that stopped on its decisions (`--until decided`): its n was chosen by the data,
-    so a fixed-n interval would not hold; this one holds at any stopping time.
+    so a fixed-n interval would not hold; this one holds at any stopping time. The betting CS
+    needs a bounded support: a score with an infinite end reads "not estimable".
     """
     from harness.stats.sequential import BettingCS
 
+    low, high = support
+    if not (math.isfinite(low) and math.isfinite(high)):
+        what = "not estimable: an anytime-valid interval needs a bounded score"
+        return _nan_interval(what, len(values))
+    if any(not low <= v <= high for v in values):
+        raise ValueError(f"a score leaves the declared support [{low:g}, {high:g}]")
     cs = BettingCS(alpha=alpha, kind="mean")
     for v in values:
-        cs.update(min(1.0, max(0.0, v)))
+        cs.update((v - low) / (high - low))
     ci = cs.interval()
     method = f"betting CS, anytime-valid (n chosen by the data; {ci.method})"
-    return Interval(ci.estimate, ci.low, ci.high, 1 - alpha, method, ci.n)
+
+    def back(x: float) -> float:
+        return low + (high - low) * x
+
+    return Interval(back(ci.estimate), back(ci.low), back(ci.high), 1 - alpha, method, ci.n)
 
 
 def _active_interval(record: LogRecord) -> Interval | None:
@@ -341,14 +401,22 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
             rows.append(row("judge (naive)", scores.naive, scores.n_test, errors))
             rows.append(row("judge (corrected)", scores.corrected, scores.n_test, errors))
             continue
+        measure = design.metric(scorer)
         problems = per_problem(records, scorer)
-        units = sorted(problems)
         errors = sum(1 for vs in problems.values() if any(reason for _, reason in vs))
-        values = {sid: [v for v, _ in vs] for sid, vs in problems.items()}
+        values = {
+            sid: kept for sid, vs in problems.items() if (kept := [v for v, _ in vs if v == v])
+        }  # an excluded error is nan (v != v): left out
+        units = sorted(values)
+        excluded = len(problems) - len(units)
         binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
         # a log with several scorers names each one's accuracy, so its rows tell them apart
         label = "accuracy" if len(scorers) == 1 else f"accuracy ({scorer})"
         metric = label if binary else scorer
+        if not units:  # every unit errored and the rule excludes errors: nothing to estimate
+            what = f"not estimable: every {design.unit} errored ({measure.error_rule_text()})"
+            rows.append(row(metric, _nan_interval(what, 0), len(problems), errors))
+            continue
         labels = [clusters[u] for u in units] if clusters else None
         means = [_mean(values[u]) for u in units]
         sequential = first.sequential
@@ -359,15 +427,18 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
         if sequential:  # replicates of a decided run pool in the first one's order
             order = (sequential.get("orders") or {}).get(first.task) or units
             seen = [u for u in order if u in values] + [u for u in units if u not in order]
-            ci = anytime_interval([_mean(values[u]) for u in seen], float(sequential["alpha"]))
-            rows.append(row(metric, ci, len(units), errors))
+            ci = anytime_interval(
+                [_mean(values[u]) for u in seen], float(sequential["alpha"]), measure.support
+            )
+            rows.append(row(metric, _excluding(ci, excluded, measure), len(units), errors))
             continue
-        rows.append(row(metric, estimate(design, means, labels), len(units), errors))
+        ci = _excluding(estimate(measure, means, labels), excluded, measure)
+        rows.append(row(metric, ci, len(units), errors))
         fewest = min(len(vs) for vs in values.values())
         if binary and fewest > 1:
             passes = [pass_at_k(len(values[u]), int(sum(values[u])), fewest) for u in units]
             at_k = f"pass@{fewest}" if len(scorers) == 1 else f"pass@{fewest} ({scorer})"
-            ci = estimate(design, passes, labels)
+            ci = estimate(measure, passes, labels)
             if fewest < max(len(vs) for vs in values.values()):
                 ci = dataclasses.replace(ci, method=f"{ci.method}; K = fewest epochs of a unit")
             rows.append(row(at_k, ci, len(units), errors))

@@ -61,7 +61,7 @@ def score_kind(design: Design, values: Iterable[float]) -> str:
     values = list(values)
     if design.score == "unbounded":
         return "unbounded"
-    low, high = (0.0, 1.0) if design.score == "binary" else design.bounds
+    low, high = (0.0, 1.0) if design.score == "binary" else design.support
     if not all(low <= v <= high for v in values):
         return "unbounded"
     if design.score == "binary" and _is_binary(values):
@@ -109,8 +109,37 @@ def estimate(
         return wilson(int(sum(values)), len(values))
     ci = clustered_t_interval(values, list(clusters or ())) if nested else t_interval(values)
     if kind == "bounded":
-        return _clip(ci, (0.0, 1.0) if design.score == "binary" else design.bounds)
+        return _clip(ci, (0.0, 1.0) if design.score == "binary" else design.support)
+    low, high = design.support
+    if not all(low <= v <= high for v in values):
+        note = f"values leave the declared support [{low:g}, {high:g}]"
+        return dataclasses.replace(ci, method=f"{ci.method}; {note}")
+    if math.isfinite(low) != math.isfinite(high):
+        return one_sided(ci, design.support)
     return ci
+
+
+def one_sided(ci: Interval, support: tuple[float, float]) -> Interval:
+    """A mean's t interval moved to the log scale of its distance from the support's finite end.
+
+    For a quantity that cannot pass one end E (seconds, tokens, dollars, an entropy: E = 0),
+    the distance m = |mean - E| gets m * exp(+-q se / m), the delta method on log m: the
+    interval never passes E, and it is skewed away from it as such means are. With every value
+    at E (m = 0) it is the point E. Coverage at small n: tests/stats/test_support.py.
+    """
+    if not ci.estimable:
+        return ci
+    low, high = support
+    end, sign = (low, 1.0) if math.isfinite(low) else (high, -1.0)
+    m = sign * (ci.estimate - end)
+    half_up = ci.high - ci.estimate  # q * se
+    method = f"{ci.method}, on the log scale of the distance from {end:g}"
+    if m <= 0.0 or not math.isfinite(half_up):
+        return dataclasses.replace(ci, low=end if sign > 0 else ci.low,
+                                   high=end if sign < 0 else ci.high, method=method)  # fmt: skip
+    factor = math.exp(half_up / m)
+    near, far = end + sign * m / factor, end + sign * m * factor
+    return dataclasses.replace(ci, low=min(near, far), high=max(near, far), method=method)
 
 
 def _sign_flip(x: np.ndarray, y: np.ndarray) -> PairedTest:
