@@ -125,7 +125,7 @@ def eval_command(
     """Run a suite on one or more models and print each score with its 95% interval."""
     from harness.cli.kv_args import parse_kv
     from harness.cli.run import EvalRequest, run_eval_records
-    from harness.cli.summary_table import print_rows
+    from harness.cli.summary_table import print_headless, print_rows
 
     if model_names and (len(model_names) != len(models) or len(set(model_names)) != len(models)
                         or not all(n.strip() for n in model_names)):  # fmt: skip
@@ -179,8 +179,16 @@ def eval_command(
         from harness.cli.cost_table import print_costs
 
         names = dict(zip(models, model_names, strict=True)) if model_names else None
-        print_rows(rows, names=names)
+        if rows:
+            print_rows(rows, names=names)
+        print_headless(records)
         print_costs(records, names=names)
+    failed = [r for r in records if r.samples and all(s.error for s in r.samples)]
+    for record in failed:
+        click.echo(f"harness: every sample of {record.task} ({record.model}) errored; the first "
+                   f"error: {record.samples[0].error[:200]}", err=True)  # fmt: skip
+    if failed:
+        sys.exit(1)
     if not ok:
         click.echo(
             "harness: some tasks did not finish; re-run the same command to finish them", err=True

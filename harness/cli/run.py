@@ -294,7 +294,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
         def fresh() -> list[Any]:
             return build_tasks(suite, req.task_args, str(folder) if folder else None)
 
-        tasks, decided = decided_tasks(fresh, models, req)
+        tasks, decided = decided_tasks(fresh, models, req, cluster=suite.design.cluster)
         extra.update(decided)
     ok, logs = eval_set(
         tasks,
@@ -334,6 +334,8 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
             record = read_log(log.location)
             if isinstance(record, BadLog):
                 raise HarnessUsageError(f"cannot read the log just written: {record.reason}")
-            rows.extend(score_rows(record))
+            # the summary shows the design's headline metrics only (none for a suite whose
+            # result is its report section: `eval.py` points there instead)
+            rows.extend(r for r in score_rows(record) if record.design.shows(r.metric))
             records.append(record)
     return ok, rows, records

@@ -9,6 +9,7 @@ the spec that no other model's spec ends with (`replay//home/me/runs/r_1` and `.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -41,6 +42,24 @@ def short_labels(specs: Sequence[str], names: Mapping[str, str] | None = None) -
     return labels
 
 
+def _number(x: float) -> str:
+    """A score for the table: three decimals, or "-" where there is none (nan)."""
+    return f"{x:.3f}" if x == x else "-"
+
+
+def print_headless(records: Sequence[Any], console: Console | None = None) -> None:
+    """One line per log whose suite declares no headline metric: where its result is."""
+    out = console or Console(width=max(100, Console().width))
+    for record in records:
+        if record.design.headline == ():
+            out.print(
+                f"{record.suite} {record.task} ({record.model}): the result is a table, "
+                f"not one score: `harness report {record.path}` gives the {record.suite} section",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+
 def print_rows(
     rows: Sequence[SummaryRow],
     console: Console | None = None,
@@ -64,8 +83,8 @@ def print_rows(
             str(r.n),
             str(r.errors),
             *((str(r.flagged),) if flags else ()),
-            f"{r.value:.3f}",
-            f"[{r.ci_low:.3f}, {r.ci_high:.3f}]",
+            _number(r.value),
+            f"[{_number(r.ci_low)}, {_number(r.ci_high)}]" if r.ci_low == r.ci_low else "-",
             r.ci_method,
         )
         table.add_row(*cells)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessUsageError
-from harness.stats.design import Design
+from harness.stats.design import POSITIVE, Design
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -86,7 +86,9 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.k_parity.section:SECTION",
             own_table=True,
-            design=Design("seed", "bounded", family="the pairs of arms of one log, per metric"),
+            design=Design(
+                "seed", "bounded", family="the pairs of arms of one log, per metric", headline=()
+            ),
         ),
         Suite(
             "lokra",
@@ -95,7 +97,14 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.lokra.section:SECTION",
             own_table=True,
-            design=Design("seed", "unbounded", family="the arms of one target against LoRA"),
+            # one scorer holds a relative error (fit) and an accuracy (transfer): no headline
+            design=Design(
+                "seed",
+                "unbounded",
+                family="the arms of one target against LoRA",
+                headline=(),
+                baseline="lora",
+            ),
         ),
         Suite(
             "team",
@@ -105,7 +114,12 @@ def all_suites() -> dict[str, Suite]:
             section="harness.suites.team.section:SECTION",
             own_table=True,
             design=Design(
-                "item", "binary", cluster="seed", family="the variants of one log against vanilla"
+                "item",
+                "binary",
+                cluster="seed",
+                family="the variants of one log against vanilla",
+                headline=(),
+                baseline="vanilla",
             ),  # fmt: skip
         ),
         Suite(
@@ -122,7 +136,15 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.l2a.section:SECTION",
             own_table=True,
-            design=Design("seed", "unbounded", family="each variant against full global"),
+            design=Design(
+                "seed",
+                "unbounded",
+                bounds=POSITIVE,
+                direction="lower",
+                family="each variant against full global",
+                headline=(),
+                baseline="full",
+            ),  # a cross-entropy
         ),
         Suite(
             "mas-prove",
@@ -160,7 +182,13 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.bandpo.section:SECTION",
             own_table=True,
-            design=Design("seed", "unbounded", family="each clip rule against clip, per metric"),
+            design=Design(
+                "seed",
+                "unbounded",
+                family="each clip rule against clip, per metric",
+                headline=(),
+                baseline="clip",
+            ),  # the mean of seven clip rules is no one's score: the section is the result
         ),
         Suite(
             "posttrainbench",
@@ -169,7 +197,7 @@ def all_suites() -> dict[str, Suite]:
             default_model="none/none",
             section="harness.suites.posttrainbench.section:SECTION",
             own_table=True,
-            design=Design("item", "binary", family="each run against the base model"),
+            design=Design("item", "binary", family="each run against the base model", headline=()),
         ),
         Suite(
             "serving",
@@ -182,8 +210,12 @@ def all_suites() -> dict[str, Suite]:
                 "instance",
                 "unbounded",
                 cluster="slice",
+                bounds=POSITIVE,
+                direction="lower",
                 family="each policy against noisy SJF (serving/sjf), per metric",
-            ),  # unit: a trace slice; its seeds nest in it
+                headline=("ttlt_p99", "ttft_p99"),
+                baseline="serving/sjf",
+            ),  # unit: a trace slice; its seeds nest in it; seconds, lower is better
         ),
         Suite(
             "provenance",
@@ -197,7 +229,11 @@ def all_suites() -> dict[str, Suite]:
             section=f"{prov}.section:SECTION",
             own_table=True,
             commands=f"{prov}.cli:provenance",
-            design=Design("seed", "unbounded", family="ADFP against KGW per matched KL"),
+            # one scorer holds a false-positive rate, power cells and distillation scores: the
+            # section is the result, never their average
+            design=Design(
+                "seed", "unbounded", family="ADFP against KGW per matched KL", headline=()
+            ),
         ),
     ]
     return {s.name: s for s in suites}
