@@ -228,7 +228,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
 
     from harness.data import resolve_data_dir
     from harness.logs import BadLog, read_log
-    from harness.report.scores import score_rows
+    from harness.report.scores import summary_rows
 
     if req.epochs < 1:
         raise HarnessUsageError(f"--epochs must be at least 1, got {req.epochs}")
@@ -334,8 +334,6 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
             record = read_log(log.location)
             if isinstance(record, BadLog):
                 raise HarnessUsageError(f"cannot read the log just written: {record.reason}")
-            # the summary shows the design's headline metrics only (none for a suite whose
-            # result is its report section: `eval.py` points there instead)
-            rows.extend(r for r in score_rows(record) if record.design.shows(r.metric))
+            rows.extend(summary_rows(record))  # the design's headline metrics only
             records.append(record)
     return ok, rows, records

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from harness.logs import LogRecord
 from harness.report.pairs import Group, group_pairs
-from harness.report.scores import JudgeScores, SummaryRow, arm_rows, record_judge
+from harness.report.scores import JudgeScores, SummaryRow, arm_rows, first_scorer, record_judge
 from harness.stats.design import rejects
 from harness.stats.intervals import Interval
 
@@ -108,7 +108,9 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
     by_model = group.arms
     first_rows = {m: arm_rows(records)[0] for m, records in by_model.items()}
     scores = {m: _interval(row) for m, row in first_rows.items()}
-    order = sorted(by_model, key=lambda m: (-_key(scores[m].estimate), m))
+    # best first, in the direction the design declares (lower is better for a latency)
+    sign = 1.0 if group.design.metric(first_scorer(group.records)).higher else -1.0
+    order = sorted(by_model, key=lambda m: (-_key(sign * scores[m].estimate), m))
     pairs = tuple(
         PairResult(
             p.model_a, p.model_b,
@@ -134,7 +136,8 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
         better = sum(
             1
             for other in order
-            if frozenset((m, other)) in separated and scores[other].estimate > scores[m].estimate
+            if frozenset((m, other)) in separated
+            and sign * scores[other].estimate > sign * scores[m].estimate
         )
         records = by_model[m]
         rows.append(

@@ -28,6 +28,7 @@ from harness.report.scores import design_of, first_scorer, problem_means, unit_c
 from harness.stats.compare import Comparison, PairEstimate, compare
 from harness.stats.design import Design
 from harness.stats.paired import PairedTest
+from harness.stats.sequential import bonferroni_level
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def group_comparison(group: Group) -> Comparison:
     """The engine's comparison of a group's arms on the first scorer, over the design's unit."""
     arms = group.arms
     scorer = first_scorer(group.records)
-    design = group.design
+    design = group.design.metric(scorer)
     scores = {arm: problem_means(records, scorer) for arm, records in arms.items()}
     clusters = unit_clusters(group.records, design)
     return compare(design, scores, clusters=clusters, metric=scorer or "score")
@@ -153,22 +154,30 @@ def decided_pairs(group: Group) -> list[PairResult]:
     """The decisions a `--until decided` run recorded, one per pair.
 
     Each carries its resolution, the items it took and its anytime-valid confidence sequence.
-    There is no p-value (p and Holm read "not tested"); the resolution is in the method.
+    There is no p-value (p and Holm read "not tested"); the resolution is in the method. Each
+    sequence is at 1 - alpha / k for k pairs (Bonferroni), so its confidence is that, not
+    1 - alpha: the method says both.
     """
     summary = max((r.stopping for r in group.records), key=lambda s: s.get("items_observed", 0))
     names = {str(r.identity.model): r.identity.arm_label for r in group.records}
+    alpha = float(group.records[0].sequential.get("alpha", 0.05))
     out = []
     pairs = summary.get("pairs")
-    for p in pairs if isinstance(pairs, list) else []:
-        if not _decision_ok(p):  # another's log: a malformed decision is left out
-            continue
+    pairs = [p for p in pairs if _decision_ok(p)] if isinstance(pairs, list) else []
+    n_pairs = max(1, len(pairs))
+    cluster = summary.get("cluster")
+    for p in pairs:  # another's log: a malformed decision is left out
         low, high, est = (math.nan if p.get(k) is None else float(p[k])
                           for k in ("low", "high", "estimate"))  # fmt: skip
+        clusters = p.get("clusters")
+        within = (f" ({clusters} {cluster} clusters, one observation each)"
+                  if isinstance(clusters, int) and isinstance(cluster, str) else "")  # fmt: skip
         method = (
-            f"{p['resolution']} after {p['items']} items; betting confidence sequence, "
-            f"anytime-valid (Bonferroni over pairs)"
+            f"{p['resolution']} after {p['items']} items{within}; betting confidence sequence "
+            f"at {bonferroni_level(alpha, n_pairs)} (Bonferroni over pairs), anytime-valid"
         )
-        test = PairedTest(est, low, high, 0.95, math.nan, method, int(p["items"]), 0, 0)
+        level = 1 - alpha / n_pairs
+        test = PairedTest(est, low, high, level, math.nan, method, int(p["items"]), 0, 0)
         a, b = names.get(p["a"], p["a"]), names.get(p["b"], p["b"])
         out.append(PairResult(group.suite, group.label, a, b, test, math.nan, p["resolution"]))
     return out

@@ -371,8 +371,17 @@ def _active_interval(record: LogRecord) -> Interval | None:
 
 
 def score_rows(record: LogRecord) -> list[SummaryRow]:
-    """The summary rows of one log, one or more per scorer."""
+    """The score rows of one log, one or more per scorer."""
     return arm_rows([record])
+
+
+def summary_rows(record: LogRecord) -> list[SummaryRow]:
+    """The rows `harness eval` prints for a log: its design's headline metrics only.
+
+    A suite that declares no headline (its result is a table) prints none: the eval points to
+    its report section instead.
+    """
+    return [r for r in score_rows(record) if record.design.shows(r.metric)]
 
 
 def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list[SummaryRow]:
