@@ -17,9 +17,9 @@ from harness.suites.aime import AIME_DATA
 HARNESS = [sys.executable, "-m", "harness.cli"]
 
 
-def run_json(args: list[str]) -> list[dict]:
+def run_json(args: list[str], exit_code: int = 0) -> list[dict]:
     result = CliRunner().invoke(main, ["eval", *args, "--json"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return json.loads(result.stdout)["scores"]
 
 
@@ -56,7 +56,7 @@ def test_missing_replay_output_errors_that_sample_alone(tmp_path, data_dir):
     replay.write_text(json.dumps({"id": "2025-1", "output": "\\boxed{70}"}) + "\n")
     rows = run_json(
         ["--suite", "aime", "--model", f"replay/{replay}", "--data-dir", str(data_dir),
-         "-T", "max_tokens=10"]
+         "-T", "max_tokens=10"], exit_code=1,  # every sample of aime2024 errored: exit 1
     )  # fmt: skip
     by_task = {r["task"]: r for r in rows}
     assert by_task["aime2025"]["errors"] == 29 and by_task["aime2024"]["errors"] == 30
