@@ -27,12 +27,15 @@ TRUTH = rng.binomial(1, 0.4, N)
 VERDICT = np.where(TRUTH == 1, rng.binomial(1, 0.9, N), rng.binomial(1, 0.25, N))
 LABELLED = set(range(0, N, 3))
 FAILING = "s1,s2,s3,s4,s5"  # samples whose model call raises; s3 has a human label
+JUDGE_RAISES = {6, 7}  # samples whose judge raises (no verdict); s6 has a human label
 
 
 @scorer(metrics=[accuracy()])
 def fixed_judge():
     async def score(state, target):
         i = int(str(state.sample_id).removeprefix("s"))
+        if i in JUDGE_RAISES:
+            raise RuntimeError("judge model unreachable")
         return Score(value=CORRECT if VERDICT[i] else INCORRECT)
 
     return score
@@ -114,9 +117,12 @@ def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
         assert (row["n"], row["errors"]) == (site_row["n"], site_row["errors"])
         errors_seen.add(row["errors"])
     assert {0, 2, 3, 5} <= errors_seen  # the failing calls are counted, the same way everywhere
-    # every errored sample is a test item the judge calls wrong, the labelled s3 included
+    # an errored test item counts as wrong; a labelled sample is never a test item, whether its
+    # answer errored and the judge still ran (s3) or its judge raised (s6)
     judge = [r for r in eval_rows if r["metric"] == "judge (naive)"][0]
-    assert judge["n"] == N - len(LABELLED) + 1 and judge["errors"] == 5
+    assert judge["n"] == N - len(LABELLED) and judge["errors"] == 5  # s1 s2 s4 s5 s7
+    judged = [VERDICT[i] for i in range(N) if i not in LABELLED and i not in {1, 2, 4, 5, 7}]
+    assert _close(judge["value"], sum(judged) / judge["n"])
 
 
 def test_different_task_arguments_are_not_paired(logs, tmp_path):

@@ -22,6 +22,10 @@ from harness.scorers.judge_labels import read_labels
 from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
 
 UNLABELLED = -1
+# The sample metadata key that holds a labelled sample's human label, written before the judge
+# is asked: a sample whose judge raises has no verdict, but its label still keeps it out of the
+# test set (`harness.report.scores.judge_scores`).
+HUMAN_LABEL_KEY = "harness_judge_human"
 
 
 def split_verdicts(values: list[dict]) -> tuple[list[int], list[int], list[int]]:
@@ -81,13 +85,16 @@ def calibrated_judge(inner: Scorer, *, human_labels: str) -> Scorer:
     by_id = dict(zip(labels.ids, labels.columns["human"].tolist(), strict=True))
 
     async def score(state: TaskState, target: Target) -> Score:
+        human = by_id.get(str(state.sample_id), UNLABELLED)
+        if human != UNLABELLED:
+            state.metadata[HUMAN_LABEL_KEY] = human
         verdict = await inner(state, target)
         value, reason = parse_score(verdict.value if verdict is not None else None)
         if reason:
             raise ValueError(f"calibrated_judge: the inner scorer's verdict is {reason}")
         judged = 1 if value >= 0.5 else 0
         return Score(
-            value={"judge": judged, "human": by_id.get(str(state.sample_id), UNLABELLED)},
+            value={"judge": judged, "human": human},
             answer=verdict.answer if verdict else None,
             explanation=verdict.explanation if verdict else None,
             metadata={"inner_value": verdict.value if verdict else None},
