@@ -34,7 +34,8 @@ class Metric:
 
     key: str  # short name, used in claims
     label: str  # column heading
-    score: str  # "bounded" (in [0, 1]) or "unbounded"
+    score: str  # "bounded" (in [0, 1]) or "unbounded" (then >= 0: iterations, nats)
+    direction: str = "higher"  # which way is better ("lower" for iterations to the target)
 
 
 Value = Callable[[dict[str, Any]], float | None]  # run -> value (None: undefined)
@@ -46,7 +47,7 @@ def _iterations(run: dict[str, Any]) -> float:
 
 
 BANDIT_METRICS: tuple[tuple[Metric, Value], ...] = (
-    (Metric("iterations", "iterations to p_best > 0.5 (never: budget)", "unbounded"),
+    (Metric("iterations", "iterations to p_best > 0.5 (never: budget)", "unbounded", "lower"),
      _iterations),
     (Metric("clip", "clip fraction", "bounded"), lambda r: r["clip_fraction"]),
     (Metric("p_end", "p_best at the end", "bounded"), lambda r: r["final_p_best"]),

@@ -24,6 +24,7 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats.compare import Comparison, compare, estimate
+from harness.stats.design import POSITIVE
 from harness.stats.exact import median_interval
 from harness.stats.intervals import Interval
 from harness.suites.bandpo.arms import BASELINE
@@ -65,7 +66,10 @@ def load_runs(location: str) -> list[dict[str, Any]]:
 
 
 def _design(metric: Metric) -> Any:
-    return dataclasses.replace(DESIGN, score=metric.score)
+    """The suite's design for one metric: its support ([0, 1], or >= 0) and direction."""
+    support = POSITIVE if metric.score == "unbounded" else (0.0, 1.0)
+    return dataclasses.replace(DESIGN, score=metric.score, bounds=support,
+                               direction=metric.direction)  # fmt: skip
 
 
 def build_report(label: str, runs: list[dict[str, Any]]) -> BandReport:

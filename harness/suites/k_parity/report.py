@@ -41,14 +41,14 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats.compare import estimate, pair_family
-from harness.stats.design import rejects
+from harness.stats.design import POSITIVE, rejects
 from harness.stats.exact import median_interval
 from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite
 
 DESIGN = get_suite("k-parity").design  # unit: seed; final accuracy is bounded in [0, 1]
-STEPS = dataclasses.replace(DESIGN, score="unbounded")  # steps to generalise
+STEPS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE, direction="lower")
 SHARE = dataclasses.replace(DESIGN, score="binary")  # generalised or not, per seed
 
 

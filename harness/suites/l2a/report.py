@@ -34,7 +34,7 @@ from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
 
 DESIGN = get_suite("l2a-recall").design  # unit: seed; CE unbounded; every arm against full
-SHARES = replace(DESIGN, score="bounded")  # accuracy and routed fraction, in [0, 1]
+SHARES = replace(DESIGN, score="bounded", bounds=(0.0, 1.0), direction="higher")  # in [0, 1]
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import numpy as np
 
 from harness.logs import LogRecord, SampleScore, parse_score
 from harness.stats.compare import estimate, pair_family
+from harness.stats.design import POSITIVE
 from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite
@@ -39,7 +40,7 @@ from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
 
 CONFIG_KEYS = ("mp_pattern", "mp_verifier", "mp_granularity", "mp_context")
 DESIGN = get_suite("mas-prove").design  # unit: item (problem, seed); cluster: mp_problem
-TOKENS = dataclasses.replace(DESIGN, score="unbounded")  # tokens per sample
+TOKENS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE, direction="lower")
 
 
 @dataclass(frozen=True)

@@ -40,13 +40,14 @@ import numpy as np
 
 from harness.logs import parse_score
 from harness.stats.compare import estimate, pair_family
+from harness.stats.design import POSITIVE
 from harness.stats.intervals import Interval, ratio_interval
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite
 
 METRICS = ("tpf", "apf", "apt")
 DESIGN = get_suite("team").design  # unit: item (seed, prompt); cluster: seed; exact match 0/1
-COUNTS = dataclasses.replace(DESIGN, score="unbounded")  # TPF, APF, APT
+COUNTS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE)  # TPF, APF, APT >= 0
 
 
 @dataclass(frozen=True)
