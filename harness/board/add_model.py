@@ -296,9 +296,14 @@ def add_model(
     """Replay adding `model` to the others' board, at random and (with `active`) actively.
 
     Raises:
-        HarnessUsageError: `model` is not on the board, or no other model gives history.
+        HarnessUsageError: `model` is not on the board, or no other model gives history, or
+            the board's items nest in clusters.
 
     """
+    if board.clusters is not None:
+        raise HarnessUsageError("--add-model draws items one at a time, which holds only for "
+                                "independent items; this board's items nest in clusters (its "
+                                "cluster column): replay it without --add-model")  # fmt: skip
     if model not in board.models:
         raise HarnessUsageError(f"--add-model '{model}' is not on the board; its models are: "
                                 f"{', '.join(board.models[:10])}"

@@ -5,6 +5,8 @@ splits them (`harness.report.pairs.comparable_groups`: same suite, task, argumen
 settings; only the model differs). One group becomes the board: one model per arm (replicates
 pooled), one item per unit, and a unit's score is its mean over epochs and replicates with
 errored epochs as 0 (`harness.report.scores.problem_means`), exactly what the report compares.
+Where the group's design nests units in clusters, each item's cluster comes along (the CSV's
+`cluster` column), so that a replay treats the clusters as the independent draws.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def board_from_logs(
     """
     from harness.logs import read_logs
     from harness.report.pairs import comparable_groups
-    from harness.report.scores import first_scorer, problem_means
+    from harness.report.scores import first_scorer, problem_means, unit_clusters
 
     selection = read_logs(log_dirs)
     records = [r for r in selection.used if task is None or r.task == task]
@@ -59,4 +61,6 @@ def board_from_logs(
                     "board holds scores in [0, 1]"
                 )
         cells[arm] = means
-    return board_from(cells, source=group.label), f"{group.label} ({name})"
+    clusters = unit_clusters(group.records, group.design)
+    board = board_from(cells, source=group.label, clusters=clusters)
+    return board, f"{group.label} ({name})"

@@ -16,6 +16,13 @@ stoppers of one task share a `LiveFamily`:
 
 The confidence sequences are betting CSs at alpha / pairs (Bonferroni), valid at the data-
 dependent stopping time; a fixed-n interval is never printed for these runs.
+
+Where the suite's design nests items in clusters (`Design.cluster`), the order visits clusters
+in a seeded order, a cluster's items together, and the family takes one observation per
+completed cluster, each model's mean over its items (`harness.board.family.ClusterMeans`):
+the clusters are the independent draws, and the decisions are about the mean of cluster means.
+Who is asked changes only when a cluster completes; `--budget` counts items, and a model is
+asked only whole clusters that fit in it.
 """
 
 from __future__ import annotations
@@ -25,8 +32,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from harness.board.family import PairFamily
+from harness.board.family import ClusterMeans, PairFamily, cluster_ends, whole_clusters
 from harness.logs import parse_score
+from harness.stats.sequential import bonferroni_level
 
 LAG = 4  # items a model may run ahead of the last item observed
 
@@ -81,16 +89,30 @@ class LiveFamily:
         budget: int | None,
         width: float | None = None,
         lag: int = LAG,
+        clusters: Sequence[str] | None = None,
+        cluster: str | None = None,
     ) -> None:
-        """A family over `models` (one model: stopped by `width`), fed items in `order`."""
+        """A family over `models` (one model: stopped by `width`), fed items in `order`.
+
+        `clusters` names each item's cluster (in `order`, a cluster's items together) where
+        the design nests items, and `cluster` the design's key; the family then takes one
+        observation per completed cluster.
+        """
         self.models = tuple(models)
         self.order = tuple(order)
         self.position = {item: i for i, item in enumerate(self.order)}
-        self.family: PairFamily | WidthFamily
+        self.cluster = cluster
+        ends = None if clusters is None else cluster_ends(clusters)
+        inner_budget = budget if ends is None else whole_clusters(ends, budget)
+        inner: PairFamily | WidthFamily
         if len(self.models) == 1 and width is not None:
-            self.family = WidthFamily(self.models[0], alpha=alpha, width=width, budget=budget)
+            inner = WidthFamily(self.models[0], alpha=alpha, width=width, budget=inner_budget)
         else:
-            self.family = PairFamily(self.models, alpha=alpha, margin=margin, budget=budget)
+            inner = PairFamily(self.models, alpha=alpha, margin=margin, budget=inner_budget)
+        self.inner = inner
+        self.family: PairFamily | WidthFamily | ClusterMeans = inner
+        if clusters is not None:
+            self.family = ClusterMeans(inner, self.models, clusters)
         self.alpha, self.margin, self.budget, self.lag = alpha, margin, budget, lag
         self.scores: dict[str, dict[str, float]] = {}
         self.fed = 0
@@ -123,7 +145,7 @@ class LiveFamily:
             await changed.wait_for(lambda: not self.asked(model) or limit < self.fed + self.lag)
         if self.asked(model):
             return None
-        if self.budget is not None and self.family.n >= self.budget:
+        if self.inner.budget is not None and self.inner.n >= self.inner.budget:
             return f"budget of {self.budget} items reached"
         if isinstance(self.family, WidthFamily):
             return f"its interval is narrower than {self.family.width:g}"
@@ -149,11 +171,19 @@ class LiveFamily:
         def num(x: float) -> float | None:
             return x if math.isfinite(x) else None
 
-        return {
+        pairs = max(1, len(self.models) * (len(self.models) - 1) // 2)
+        fed = (
+            "one observation per item"
+            if not isinstance(self.family, ClusterMeans)
+            else f"one observation per completed {self.cluster or 'cluster'}, the mean over its "
+            "items (clusters are the independent draws; the estimand is the mean of cluster means)"
+        )
+        out: dict[str, Any] = {
             "method": (
-                f"betting confidence sequences (Waudby-Smith and Ramdas 2024) at alpha / pairs "
-                f"(Bonferroni, alpha {self.alpha:g}), anytime-valid; resolved when the CS excludes "
-                f"0, or lies inside +/-{self.margin:g} (equivalent)"
+                f"betting confidence sequences (Waudby-Smith and Ramdas 2024) at "
+                f"{bonferroni_level(self.alpha, pairs)} (Bonferroni over pairs), anytime-valid; "
+                f"{fed}; "
+                f"resolved when the CS excludes 0, or lies inside +/-{self.margin:g} (equivalent)"
             ),
             "order": list(self.order),
             "items_observed": self.fed,
@@ -167,10 +197,15 @@ class LiveFamily:
                     "estimate": num(s.estimate),
                     "low": num(s.low),
                     "high": num(s.high),
+                    **({} if s.clusters is None else {"clusters": s.clusters}),
                 }
                 for s in self.family.states()
             ],  # fmt: skip
         }
+        if isinstance(self.family, ClusterMeans):
+            out["cluster"] = self.cluster
+            out["clusters_observed"] = self.family.clusters
+        return out
 
 
 def _value(scores: dict[str, Any]) -> float:

@@ -4,6 +4,12 @@ See `harness.board.live` for the stopping rule. Here each task of the suite is m
 model, its items put in one seeded random order (the same for every model, so pairs stay
 paired), and bound to its model and to a `ModelStopper` of the task's `LiveFamily`. The data's
 content hash goes into the eval metadata, since the models' logs hold different items.
+
+Where the suite's design nests items in clusters (`Design.cluster`, a sample metadata key; a
+sample without it is a cluster of its own, as in the engine), the order is the clusters' in a
+seeded order with each cluster's items together in the dataset's order, and the family takes
+one observation per completed cluster. `--active` chooses items one at a time, which a
+clustered design cannot take: it is refused in one line naming the cluster.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from harness.board.family import cluster_visit
 from harness.board.live import LiveFamily, ModelStopper
 from harness.errors import HarnessUsageError
 
@@ -62,13 +69,43 @@ def _content_hash(samples: Sequence[Any]) -> str:
     return digest.hexdigest()[:12]
 
 
+def check_clustered(req: Any, cluster: str | None) -> None:
+    """One-line errors for what a design clustered by `cluster` cannot take."""
+    if cluster and getattr(req, "active", False):
+        raise HarnessUsageError(
+            f"--active chooses items one at a time, but this suite's items nest in clusters "
+            f"({cluster!r}), so its CSs would not hold; run --until decided without --active"
+        )
+
+
+def cluster_order(samples: Sequence[Any], cluster: str, seed: int) -> tuple[list[Any], list[str]]:
+    """The samples cluster by cluster (clusters in a seeded order), and each one's cluster."""
+    labels = [str((s.metadata or {}).get(cluster, s.id)) for s in samples]
+    visit = cluster_visit(labels, seed)
+    return [samples[i] for i in visit], [labels[i] for i in visit]
+
+
+def _clustered_budget(req: Any, labels: Sequence[str], cluster: str) -> None:
+    """The budget must hold the first cluster of the order, or nothing could be asked."""
+    first = next((i for i, c in enumerate(labels) if c != labels[0]), len(labels))
+    if req.budget is not None and req.budget < first:
+        raise HarnessUsageError(f"--budget {req.budget} items is smaller than the first "
+                                f"{cluster!r} cluster of the order ({first} items); a clustered "
+                                "design is asked whole clusters")  # fmt: skip
+
+
 def decided_tasks(
-    fresh: Callable[[], list[Any]], models: Sequence[Any], req: Any
-) -> tuple[list[Any], dict[str, Any]]:
-    """One task per (task, model), with stoppers; and the eval metadata to record."""
+    fresh: Callable[[], list[Any]], models: Sequence[Any], req: Any, *,
+    cluster: str | None = None,
+) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
+    """One task per (task, model), with stoppers; and the eval metadata to record.
+
+    `cluster` is the design's cluster key, where its items nest (see the module docstring).
+    """
     from inspect_ai import task_with
 
     check_decided(req, len(models))
+    check_clustered(req, cluster)
     if req.active:
         return _active_tasks(fresh, models[0], req)
     per_model = [fresh() for _ in models]
@@ -80,13 +117,20 @@ def decided_tasks(
         live: LiveFamily | None = None
         for model, tasks in zip(models, per_model, strict=True):
             task = tasks[index]
-            task.dataset.shuffle(seed=req.order_seed)
+            labels: list[str] | None = None
+            if cluster:
+                samples, labels = cluster_order(list(task.dataset), cluster, req.order_seed)
+                task = task_with(task, dataset=samples)
+                labels = labels[: req.limit or None]
+                _clustered_budget(req, labels, cluster)
+            else:
+                task.dataset.shuffle(seed=req.order_seed)
             ids = [str(s.id) for s in task.dataset][: req.limit or None]
             if live is None:
                 order = ids
                 live = LiveFamily([str(m) for m in models], order, alpha=ALPHA,
-                                  margin=req.margin, budget=req.budget,
-                                  width=req.width)  # fmt: skip
+                                  margin=req.margin, budget=req.budget, width=req.width,
+                                  clusters=labels, cluster=cluster)  # fmt: skip
                 name = str(task.name).split("/")[-1]  # as the log's identity names the task
                 orders[name] = order
                 hashes[name] = _content_hash(list(task.dataset)[: len(order)])
@@ -95,7 +139,10 @@ def decided_tasks(
         "harness_sequential": {
             "until": "decided", "alpha": ALPHA, "margin": req.margin, "budget": req.budget,
             "order_seed": req.order_seed, "width": req.width, "orders": orders,
-            "method": "betting confidence sequences, Bonferroni over pairs, anytime-valid",
+            "method": "betting confidence sequences, Bonferroni over pairs, anytime-valid"
+            + (f"; one observation per completed {cluster!r} cluster (its mean)" if cluster
+               else ""),
+            **({"cluster": cluster} if cluster else {}),
         },
         "harness_data_hash": hashes,
     }  # fmt: skip

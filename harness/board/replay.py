@@ -13,6 +13,16 @@ paired):
 
 Steps 2-4 are `harness.board.family.PairFamily`, which a live run can use as items come back.
 
+A board whose items nest in clusters (its CSV has a `cluster` column; `harness board export`
+writes one for a clustered design) is replayed cluster by cluster: the clusters come in the
+seeded order, a cluster's items in turn, and each pair's CS takes one observation per completed
+cluster, the mean difference over its items (`harness.board.family.ClusterMeans`). The clusters
+are the independent draws, so the CS holds for the mean of cluster means (the item mean only
+when clusters are of one size); fed item by item it would not hold (27% wrong directions at a
+population difference of 0 on 8 problems x 130 cells). The budget is then whole clusters within
+`budget` items, the full-board difference is the mean of cluster means, the engine tests the
+clusters' mean differences, and the oracle fixed n is searched at cluster ends.
+
 What the mean is (`target`):
 - "population" (the default): the items are a random sample from a population of items, and
   the CS is the independent-draw form. Decisions are about the population's mean difference,
@@ -42,6 +52,7 @@ What it is compared with:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -49,8 +60,16 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from harness.board.family import PairFamily, Resolution
+from harness.board.family import (
+    ClusterMeans,
+    PairFamily,
+    Resolution,
+    cluster_ends,
+    cluster_visit,
+    whole_clusters,
+)
 from harness.board.table import Board
+from harness.errors import HarnessUsageError
 from harness.stats.compare import Comparison, clean_json, compare
 from harness.stats.design import Design
 
@@ -144,6 +163,8 @@ class ReplayResult:
         margin: The equivalence margin.
         budget: Items per model at most.
         target: What the means are: the items' population, or the board's own items.
+        clusters: The clusters the items nest in (each pair's CS takes one observation per
+            completed cluster); None when the items are independent draws.
         seed: Seed of the first order (order r uses [seed, r]).
         orders: Orders replayed.
         queries_used: Queries, mean over orders.
@@ -168,6 +189,7 @@ class ReplayResult:
     margin: float
     budget: int
     target: Target
+    clusters: int | None
     seed: int
     orders: int
     queries_used: float
@@ -192,6 +214,8 @@ class ReplayResult:
             "margin": self.margin,
             "budget": self.budget,
             "target": self.target,
+            "clusters": self.clusters,
+            "method": self.method,
             "seed": self.seed,
             "orders": self.orders,
             "queries_used": self.queries_used,
@@ -211,13 +235,23 @@ class ReplayResult:
         }
         return clean_json(out)
 
+    @property
+    def method(self) -> str:
+        """How each pair's CS is fed, in words."""
+        if self.clusters is None:
+            return "one observation per item (items are independent draws)"
+        return (
+            f"one observation per completed cluster ({self.clusters} clusters): the mean "
+            "difference over its items; the estimand is the mean of cluster means"
+        )
+
     def summary(self) -> str:
         """The result as text."""
         lines = [
             f"{len(self.models)} models x {self.n_items} items; {self.orders} order(s) from seed "
             f"{self.seed}; alpha {self.alpha:g} over {len(self.pairs)} pairs (Bonferroni over "
             f"confidence sequences); margin +/-{self.margin:g}; budget {self.budget}; target: "
-            f"{TARGETS[self.target]}",
+            f"{TARGETS[self.target]}; {self.method}",
             f"queries used: {self.queries_used:.1f} (sd {self.queries_used_sd:.1f}, range "
             f"{self.queries_used_range[0]}-{self.queries_used_range[1]}) of {self.queries_all} "
             f"(all: {self.queries_all / max(self.queries_used, 1):.2f}x)",
@@ -281,6 +315,23 @@ def order_of(n_items: int, seed: int, r: int) -> np.ndarray:
     return np.random.default_rng([seed, r]).permutation(n_items)
 
 
+def board_order(board: Board, seed: int, r: int) -> np.ndarray:
+    """The r-th order of a board's items: clusters in a seeded order where items nest in them."""
+    if board.clusters is None:
+        return order_of(board.scores.shape[1], seed, r)
+    return cluster_visit(board.clusters, [seed, r])
+
+
+def board_means(board: Board) -> np.ndarray:
+    """Each model's mean: over items, or over clusters of their items' means where they nest."""
+    if board.clusters is None:
+        return board.scores.mean(axis=1)
+    labels = np.asarray(board.clusters)
+    names = list(dict.fromkeys(board.clusters))
+    per_cluster = [board.scores[:, labels == c].mean(axis=1) for c in names]  # C x (M,)
+    return np.mean(per_cluster, axis=0)
+
+
 def replay_order(
     board: Board,
     order: np.ndarray,
@@ -291,12 +342,30 @@ def replay_order(
     target: Target = "population",
     intervals: bool = True,
 ) -> OrderRun:
-    """Run the procedure on one order of the items (see the module docstring)."""
+    """Run the procedure on one order of the items (see the module docstring).
+
+    On a clustered board `order` visits each cluster's items together (`board_order`).
+    """
     n_items = board.scores.shape[1]
-    family = PairFamily(board.models, alpha=alpha, margin=margin, budget=budget,
-                        population=n_items if target == "board" else None,
-                        intervals=intervals)  # fmt: skip
-    for t in range(min(budget, n_items)):
+    family: PairFamily | ClusterMeans
+    if board.clusters is None:
+        family = PairFamily(board.models, alpha=alpha, margin=margin, budget=budget,
+                            population=n_items if target == "board" else None,
+                            intervals=intervals)  # fmt: skip
+        last = min(budget, n_items)
+    else:
+        ends = cluster_ends([board.clusters[i] for i in order])
+        inner = PairFamily(board.models, alpha=alpha, margin=margin,
+                           budget=whole_clusters(ends, budget),
+                           population=ends.size if target == "board" else None,
+                           intervals=intervals)  # fmt: skip
+        family = ClusterMeans(inner, board.models, [board.clusters[i] for i in order])
+        for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
+            if not family.active():
+                break
+            family.observe_cluster(board.scores[:, order[start:end]])
+        last = 0
+    for t in range(last):
         family.observe_row(board.scores[:, order[t]])
         if not family.active():
             break
@@ -324,13 +393,17 @@ def engine_decisions(comparison: Comparison, models: Sequence[str], alpha: float
 
 def _engine(board: Board, columns: np.ndarray, alpha: float) -> Comparison:
     design = Design(unit="item", score="binary" if board.binary else "bounded", alpha=alpha,
-                    family="the pairs of models on the board")  # fmt: skip
+                    family="the pairs of models on the board",
+                    cluster=None if board.clusters is None else "cluster")  # fmt: skip
     names = [board.items[c] for c in columns]
     scores = {
         m: dict(zip(names, board.scores[r, columns].tolist(), strict=True))
         for r, m in enumerate(board.models)
     }
-    return compare(design, scores, metric="board score")
+    clusters = None
+    if board.clusters is not None:
+        clusters = {board.items[c]: board.clusters[c] for c in columns}
+    return compare(design, scores, clusters=clusters, metric="board score")
 
 
 def _matches(run: OrderRun, comparison: Comparison, board: Board, margin: float,
@@ -355,7 +428,14 @@ def oracle_fixed_n(board: Board, order: np.ndarray, run: OrderRun, *, alpha: flo
     if all(r == "unresolved" for r in run.resolution):
         return 0
     n_items = order.size
-    sizes = sorted({max(2, round(n_items * s / FIXED_STEPS)) for s in range(1, FIXED_STEPS + 1)})
+    if board.clusters is None:
+        ends = np.arange(2, n_items + 1)  # two items at least
+    else:  # prefixes of whole clusters, two at least
+        ends = cluster_ends([board.clusters[i] for i in order])[1:]
+    if ends.size == 0:
+        return n_items
+    steps = {max(1, round(ends.size * s / FIXED_STEPS)) for s in range(1, FIXED_STEPS + 1)}
+    sizes = sorted(int(ends[k - 1]) for k in steps)
     for n in sizes:
         if _matches(run, _engine(board, order[:n], alpha), board, margin, alpha):
             return n
@@ -418,8 +498,14 @@ def replay(
                          f"{budget}")  # fmt: skip
     n_models, n_items = board.scores.shape
     budget = n_items if budget is None else min(budget, n_items)
+    if board.clusters is not None:
+        largest = max(Counter(board.clusters).values())
+        if budget < largest:
+            raise HarnessUsageError(f"--budget {budget} items is smaller than the board's largest "
+                                    f"cluster ({largest} items); a clustered board is asked "
+                                    "whole clusters")  # fmt: skip
     pairs = pair_list(board.models)
-    means = board.scores.mean(axis=1)  # (M,)
+    means = board_means(board)  # (M,)
     full_diff = np.array([means[i] - means[j] for i, j in pairs])
     truth_diff = full_diff if truth is None else np.asarray(truth, dtype=float)
     if truth_diff.shape != full_diff.shape:
@@ -432,7 +518,7 @@ def replay(
     any_wrong = 0
     disagree = 0
     for r in range(orders):
-        order = order_of(n_items, seed, r)
+        order = board_order(board, seed, r)
         run = replay_order(board, order, alpha=alpha, margin=margin, budget=budget,
                            target=target, intervals=intervals and r == 0)  # fmt: skip
         if r < fixed_orders:
@@ -484,6 +570,7 @@ def replay(
         margin=margin,
         budget=budget,
         target=target,
+        clusters=None if board.clusters is None else len(set(board.clusters)),
         seed=seed,
         orders=orders,
         queries_used=float(queries.mean()),

@@ -5,6 +5,11 @@ per model and item, with the score in [0, 1]. It is read row by row (never whole
 with the size of a field and the number of rows capped, and every mistake is one usage error
 naming the line: a missing cell, a score that is not a number in [0, 1], a second score for one
 model and item, text that is not UTF-8, a model that lacks an item others have.
+
+An optional `cluster` column says where items nest (a clustered design: mas-prove's cells in a
+problem, team's prompts in a seed); every row then names one, and an item's cluster is the
+same for every model. Sequential replay then treats the clusters, not the items, as the
+independent draws.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 from harness.errors import HarnessUsageError
 
 COLUMNS = ("model", "item", "score")
+CLUSTER = "cluster"  # the optional column naming each item's cluster
 MAX_LINE = 1 << 20  # characters in one row
 MAX_FIELD = 64 << 10  # a model or item name; csv's own default is 128 KiB
 MAX_CELLS = 20_000_000  # 60 models x 300k items; the matrix is 160 MB of float64
@@ -36,17 +42,22 @@ class Board:
         models: Model names, sorted.
         items: Item names, in the order first seen.
         scores: (models, items) float64, each in [0, 1].
+        clusters: The cluster of each item, where items nest in clusters; None when they are
+            independent draws.
 
     """
 
     models: tuple[str, ...]
     items: tuple[str, ...]
     scores: np.ndarray
+    clusters: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         """Refuse a matrix that does not match the names or leaves [0, 1]."""
         if self.scores.shape != (len(self.models), len(self.items)):
             raise ValueError(f"scores {self.scores.shape} vs {len(self.models)}x{len(self.items)}")
+        if self.clusters is not None and len(self.clusters) != len(self.items):
+            raise ValueError(f"{len(self.clusters)} cluster labels for {len(self.items)} items")
         if self.scores.size and not (0.0 <= self.scores.min() and self.scores.max() <= 1.0):
             raise ValueError("scores must lie in [0, 1]")
 
@@ -96,7 +107,7 @@ def _lines(f: TextIO, path: str) -> Iterator[str]:
 
 
 def read_board(path: str, *, min_models: int = 2) -> Board:
-    """Read a long `model,item,score` CSV into a full board.
+    """Read a long `model,item,score` CSV (optionally with `cluster`) into a full board.
 
     Raises:
         HarnessUsageError: the file cannot be read, is not UTF-8, lacks a column, has a
@@ -108,6 +119,7 @@ def read_board(path: str, *, min_models: int = 2) -> Board:
     cells: dict[str, dict[str, float]] = {}
     first_line: dict[tuple[str, str], int] = {}
     items: dict[str, None] = {}
+    clusters: dict[str, tuple[str, int]] = {}  # item -> (its cluster, the line that named it)
     csv.field_size_limit(MAX_FIELD)
     line = 1
     try:
@@ -124,6 +136,7 @@ def read_board(path: str, *, min_models: int = 2) -> Board:
                     "model,item,score"
                 )
             at = [names.index(c) for c in COLUMNS]
+            at_cluster = names.index(CLUSTER) if CLUSTER in names else None
             for row in reader:
                 line = reader.line_num
                 if not row:
@@ -145,6 +158,8 @@ def read_board(path: str, *, min_models: int = 2) -> Board:
                     raise HarnessUsageError(f"{path}: more than {MAX_CELLS:,} rows")
                 cells.setdefault(model, {})[item] = value
                 items.setdefault(item)
+                if at_cluster is not None:
+                    _cluster(row, at_cluster, item, clusters, line, where)
     except UnicodeDecodeError as ex:
         raise HarnessUsageError(
             f"{path} near line {line + 1}: not UTF-8 ({ex.reason} at byte {ex.start}); "
@@ -152,7 +167,23 @@ def read_board(path: str, *, min_models: int = 2) -> Board:
         ) from None
     except csv.Error as ex:
         raise HarnessUsageError(f"{path} line {line + 1}: not CSV ({ex})") from None
-    return board_from(cells, list(items), source=path, min_models=min_models)
+    labels = {item: c for item, (c, _) in clusters.items()} if at_cluster is not None else None
+    return board_from(cells, list(items), source=path, min_models=min_models, clusters=labels)
+
+
+def _cluster(row: list[str], at: int, item: str, seen: dict[str, tuple[str, int]], line: int,
+             where: str) -> None:  # fmt: skip
+    """Record the row's cluster for its item: one line per mistake."""
+    label = row[at].strip() if at < len(row) else ""
+    if not label:
+        raise HarnessUsageError(f"{where}: the cluster cell is empty (a board with a cluster "
+                                "column names one on every row)")  # fmt: skip
+    first = seen.setdefault(item, (label, line))
+    if first[0] != label:
+        raise HarnessUsageError(
+            f"{where}: item {item!r} is in cluster {label!r} here but in {first[0]!r} on line "
+            f"{first[1]}; an item has one cluster"
+        )
 
 
 def board_from(
@@ -161,8 +192,12 @@ def board_from(
     *,
     source: str,
     min_models: int = 2,
+    clusters: Mapping[str, str] | None = None,
 ) -> Board:
-    """A full board from per-model scores; every model must have every item."""
+    """A full board from per-model scores; every model must have every item.
+
+    `clusters` gives each item's cluster, where items nest (every item needs one).
+    """
     if len(cells) < min_models:
         raise HarnessUsageError(f"{source}: {len(cells)} model(s); a board needs two or more")
     order = list(items) if items is not None else sorted({i for v in cells.values() for i in v})
@@ -180,7 +215,14 @@ def board_from(
                 "needs every item"
             )
         scores[r] = [row[i] for i in order]
-    return Board(models, tuple(order), scores)
+    labels = None
+    if clusters is not None:
+        lacking = [i for i in order if i not in clusters]
+        if lacking:
+            raise HarnessUsageError(f"{source}: item {lacking[0]!r} has no cluster; every item "
+                                    "of a clustered board needs one")  # fmt: skip
+        labels = tuple(str(clusters[i]) for i in order)
+    return Board(models, tuple(order), scores, labels)
 
 
 def write_board(board: Board, out: Path | None) -> None:
@@ -189,10 +231,12 @@ def write_board(board: Board, out: Path | None) -> None:
 
     def rows(f: object) -> None:
         writer = csv.writer(f, lineterminator="\n")  # type: ignore[arg-type]
-        writer.writerow(COLUMNS)
+        labels = board.clusters
+        writer.writerow(COLUMNS if labels is None else (*COLUMNS, CLUSTER))
         for model, row in zip(board.models, board.scores, strict=True):
-            for item, value in zip(board.items, row.tolist(), strict=True):
-                writer.writerow((model, item, repr(float(value))))
+            for i, (item, value) in enumerate(zip(board.items, row.tolist(), strict=True)):
+                cells = (model, item, repr(float(value)))
+                writer.writerow(cells if labels is None else (*cells, labels[i]))
 
     if out is None:
         rows(sys.stdout)

@@ -66,6 +66,13 @@ def _num(x: float, fmt: str = ".3f") -> str:
     return "n/a" if math.isnan(x) else format(x, fmt)
 
 
+def _level(confidence: float) -> str:
+    """A pair interval's level where it is not 95% (a decided run's CS at 1 - alpha / pairs)."""
+    if math.isnan(confidence) or abs(confidence - 0.95) < 1e-9:
+        return ""
+    return f" at {100 * confidence:.4g}%"
+
+
 def _tables(data: ReportData) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(heading, caption, header, rows) of the generic tables that have rows."""
     flags = any(r.flagged for r in data.scores)  # integrity flags beside errors, where any
@@ -77,8 +84,8 @@ def _tables(data: ReportData) -> list[tuple[str, str, list[str], list[list[str]]
     ]  # fmt: skip
     pairs = [
         [p.task, p.model_a, p.model_b, str(p.test.n), f"{p.test.estimate:+.3f}",
-         "" if math.isnan(p.test.low) else f"[{p.test.low:+.3f}, {p.test.high:+.3f}]",
-         p_text(p.test.p_value), p_text(p.p_holm), p.test.method]
+         "" if math.isnan(p.test.low) else f"[{p.test.low:+.3f}, {p.test.high:+.3f}]"
+         + _level(p.test.confidence), p_text(p.test.p_value), p_text(p.p_holm), p.test.method]
         if p.test else [p.task, p.model_a, p.model_b, "", "", "", p.note, "not tested", ""]
         for p in data.pairs
     ]  # fmt: skip
@@ -109,7 +116,17 @@ def _tables(data: ReportData) -> list[tuple[str, str, list[str], list[list[str]]
             (
                 "Paired comparisons",
                 PAIRS_NOTE,
-                ["task", "model a", "model b", "n", "a - b", "95% CI", "p", "p (Holm)", "test"],
+                [
+                    "task",
+                    "model a",
+                    "model b",
+                    "n",
+                    "a - b",
+                    "CI (95% unless marked)",
+                    "p",
+                    "p (Holm)",
+                    "test",
+                ],  # fmt: skip
                 pairs,
             ),
             (

@@ -377,6 +377,14 @@ def bonferroni_alpha(alpha: float, k: int) -> float:
     return alpha / k
 
 
+def bonferroni_level(alpha: float, k: int) -> str:
+    """Each CS's level and the family's, in words: "1 - 0.05/3 each (98.33%), 95% jointly"."""
+    if k <= 1:
+        return f"{100 * (1 - alpha):.4g}%"
+    each = 100 * (1 - bonferroni_alpha(alpha, k))
+    return f"1 - {alpha:g}/{k} each ({each:.4g}%), {100 * (1 - alpha):.4g}% jointly"
+
+
 def e_bh(e_values: Sequence[float], alpha: float) -> tuple[int, ...]:
     """The hypotheses e-BH rejects (indices, sorted): FDR <= alpha under any dependence.
 
