@@ -273,12 +273,19 @@ def _provenance() -> Any:
     return example_report()
 
 
+def _protokv() -> Any:
+    from tests.suites.test_protokv import example_report
+
+    return example_report()
+
+
 BUILDERS: dict[str, Callable[[], Any]] = {
     "k-parity": _k_parity, "lokra": _lokra, "l2a-recall": _l2a, "team": _team,
     "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
     "provenance": _provenance,
     "serving": _serving,
     "bandpo": _bandpo,
+    "protokv": _protokv,
 }  # fmt: skip
 
 

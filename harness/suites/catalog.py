@@ -235,6 +235,25 @@ def all_suites() -> dict[str, Suite]:
                 "seed", "unbounded", family="ADFP against KGW per matched KL", headline=()
             ),
         ),
+        Suite(
+            "protokv",
+            ("harness.suites.protokv.task:protokv",),
+            "ProtoKV summary-state KV memory vs token retention under delayed queries (toy world)",
+            default_model="none/none",
+            section="harness.suites.protokv.section:SECTION",
+            own_table=True,
+            # one run per seed holds every arm, so an errored seed removes all arms alike:
+            # excluded and counted. The section's table is the result (accuracy per delay).
+            design=Design(
+                "seed",
+                "bounded",
+                bounds=(0.0, 1.0),
+                direction="higher",
+                on_error="exclude",
+                family="ProtoKV against the best token baseline, over the delays",
+                headline=(),
+            ),
+        ),
     ]
     return {s.name: s for s in suites}
 
