@@ -35,15 +35,24 @@ MCNEMAR_CASES = [
 @pytest.mark.parametrize(("cells", "exact", "midp"), MCNEMAR_CASES)
 def test_mcnemar_pinned_statsmodels_and_scipy(cells, exact, midp):
     a, b = _pairs(*cells)
-    assert mcnemar(a, b).p_value == pytest.approx(exact, rel=1e-10, abs=1e-15)
+    assert mcnemar(a, b, method="exact").p_value == pytest.approx(exact, rel=1e-10, abs=1e-15)
     assert mcnemar(a, b, method="midp").p_value == pytest.approx(midp, rel=1e-10, abs=1e-15)
+    # asymptotic: statsmodels.stats.contingency_tables.mcnemar(table, exact=False,
+    # correction=False).pvalue, the chi-square (n10 - n01)**2 / (n10 + n01) on 1 df
+    table = np.array([[cells[0], cells[1]], [cells[2], cells[3]]])
+    asymptotic = 1.0  # no discordant item (statsmodels: 0 / 0): no evidence either way
+    if cells[1] + cells[2] > 0:
+        asymptotic = sm_mcnemar(table, exact=False, correction=False).pvalue
+    assert mcnemar(a, b).p_value == pytest.approx(asymptotic, rel=1e-10, abs=1e-15)
 
 
 def test_mcnemar_fagerland_worked_example():
     # Fagerland, Lydersen and Laake (2013), BMC Med Res Methodol 13:91, the airway
     # hyper-responsiveness example (n12 = 1, n21 = 7): exact p = 0.070, mid-p p = 0.039.
+    # The asymptotic McNemar test gives p = 0.034 there.
     a, b = _pairs(1, 1, 7, 12)
-    assert mcnemar(a, b).p_value == pytest.approx(0.070, abs=5e-4)
+    assert mcnemar(a, b).p_value == pytest.approx(0.034, abs=5e-4)
+    assert mcnemar(a, b, method="exact").p_value == pytest.approx(0.070, abs=5e-4)
     assert mcnemar(a, b, method="midp").p_value == pytest.approx(0.039, abs=5e-4)
 
 
@@ -54,39 +63,75 @@ def test_mcnemar_matches_statsmodels_on_random_tables():
         a, b = _pairs(5, int(n10), int(n01), 9)
         table = np.array([[5, n10], [n01, 9]])
         expected = sm_mcnemar(table, exact=True).pvalue
-        assert mcnemar(a, b).p_value == pytest.approx(expected, rel=1e-10, abs=1e-15)
+        assert mcnemar(a, b, method="exact").p_value == pytest.approx(
+            expected, rel=1e-10, abs=1e-15
+        )
         assert mcnemar(a, b, method="midp").p_value <= expected
 
 
-def test_mcnemar_fields_and_interval():
-    a, b = _pairs(794, 150, 86, 570)
+def _score_statistic(b10, b01, n, delta):
+    """The score statistic for p10 - p01 = delta, written independently of the harness.
+
+    The restricted maximum-likelihood (p10, p01) is found numerically by scipy (bounded
+    scalar minimisation of the multinomial negative log-likelihood over p01), not from the
+    quadratic that the harness solves.
+    """
+    from scipy.optimize import minimize_scalar
+
+    def nll(q):
+        cells = np.array([q + delta, q, 1 - 2 * q - delta])
+        counts = np.array([b10, b01, n - b10 - b01])
+        return -float(np.sum(counts * np.log(np.maximum(cells, 1e-300))))
+
+    lo, hi = max(0.0, -delta), (1 - delta) / 2
+    q = minimize_scalar(nll, bounds=(lo, hi), method="bounded",
+                        options={"xatol": 1e-13}).x  # fmt: skip
+    var = (q + delta) + q - delta**2
+    return (b10 - b01 - n * delta) / math.sqrt(n * var)
+
+
+@pytest.mark.parametrize("cells", [(794, 150, 86, 570), (10, 1, 7, 12), (0, 13, 2, 0)])
+def test_mcnemar_tango_interval_bounds_solve_the_score_equation(cells):
+    a, b = _pairs(*cells)
     res = mcnemar(a, b)
-    assert (res.n, res.b10, res.b01) == (1600, 150, 86)
-    assert res.estimate == pytest.approx((150 - 86) / 1600, abs=1e-15)
-    assert res.method == "mcnemar exact"
-    # Agresti-Min by hand: p10' = 150.5 / 1602, p01' = 86.5 / 1602,
-    # d' +/- 1.959963984540054 * sqrt((p10' + p01' - d'**2) / 1602)
-    p10, p01 = 150.5 / 1602, 86.5 / 1602
-    half = 1.959963984540054 * math.sqrt((p10 + p01 - (p10 - p01) ** 2) / 1602)
-    assert (res.low, res.high) == pytest.approx((p10 - p01 - half, p10 - p01 + half), abs=1e-12)
-    assert "mcnemar exact" in res.summary()
+    n, b10, b01 = sum(cells), cells[1], cells[2]
+    assert (res.n, res.b10, res.b01) == (n, b10, b01)
+    assert res.estimate == pytest.approx((b10 - b01) / n, abs=1e-15)
+    assert res.method == "mcnemar asymptotic; interval: Tango score"
+    # Each bound is where the score statistic reaches -/+ z_0.975 (scipy.stats.norm.ppf).
+    z = sps.norm.ppf(0.975)
+    assert _score_statistic(b10, b01, n, res.low) == pytest.approx(z, abs=1e-5)
+    assert _score_statistic(b10, b01, n, res.high) == pytest.approx(-z, abs=1e-5)
+    assert "Tango score" in res.summary()
     assert res.summary(fmt="html").startswith("<table>")
+
+
+def test_mcnemar_tango_interval_closed_forms_at_the_edges():
+    # No discordant item: the score test keeps |delta| <= z**2 / (n + z**2); every item for
+    # a: the lower bound is (n - z**2) / (n + z**2) (solved by hand from the statistic).
+    z2 = sps.norm.ppf(0.975) ** 2
+    none = mcnemar(*_pairs(12, 0, 0, 8))
+    assert (none.low, none.high) == pytest.approx((-z2 / (20 + z2), z2 / (20 + z2)), abs=1e-12)
+    every = mcnemar(*_pairs(0, 20, 0, 0))
+    assert (every.low, every.high) == pytest.approx(((20 - z2) / (20 + z2), 1.0), abs=1e-12)
 
 
 def test_mcnemar_no_discordant_pairs_gives_p_one():
     a = np.array([1, 0, 1, 1, 0])
-    for method in ("exact", "midp"):
+    for method in ("asymptotic", "exact", "midp"):
         res = mcnemar(a, a.copy(), method=method)
         assert res.p_value == 1.0
         assert res.estimate == 0.0
-        assert res.low < 0 < res.high
+    assert mcnemar(a, a.copy()).low < 0 < mcnemar(a, a.copy()).high
+    # The exact and mid-p tests come without an interval: none inverts them.
+    assert math.isnan(mcnemar(a, a.copy(), method="exact").low)
 
 
 def test_mcnemar_empty_is_nan_and_bad_input_raises():
     res = mcnemar([], [])
     assert math.isnan(res.estimate) and math.isnan(res.p_value) and res.n == 0
-    with pytest.raises(ValueError, match="'exact', 'midp'"):
-        mcnemar([1], [0], method="asymptotic")
+    with pytest.raises(ValueError, match="'asymptotic', 'exact', 'midp'"):
+        mcnemar([1], [0], method="chi2")
     with pytest.raises(ValueError, match="0/1"):
         mcnemar([0.5, 1], [0, 1])
     with pytest.raises(ValueError, match="shapes"):
@@ -239,7 +284,7 @@ def test_paired_permutation_edge_cases():
         paired_permutation([1], [0], n_resamples=0)
 
 
-def _agresti_min_coverage(reps, n, cells, seed):
+def _tango_coverage(reps, n, cells, seed):
     rng = np.random.default_rng(seed)
     tables = rng.multinomial(n, cells, size=reps)  # (reps, 4)
     true = cells[1] - cells[2]
@@ -251,11 +296,10 @@ def _agresti_min_coverage(reps, n, cells, seed):
 
 
 def test_mcnemar_interval_coverage_modest():
-    assert 0.93 <= _agresti_min_coverage(2000, 200, (0.6, 0.1, 0.05, 0.25), seed=0) <= 0.97
+    assert 0.93 <= _tango_coverage(2000, 200, (0.6, 0.1, 0.05, 0.25), seed=0) <= 0.97
 
 
 @pytest.mark.slow
 def test_mcnemar_interval_coverage_slow():
-    # 20,000 replications: Monte-Carlo SE 0.0015. Agresti-Min covered 95.0% at this setting
-    # in a 200,000-table simulation.
-    assert 0.94 <= _agresti_min_coverage(20_000, 500, (0.5, 0.2, 0.15, 0.15), seed=1) <= 0.96
+    # 20,000 replications: Monte-Carlo SE 0.0015.
+    assert 0.94 <= _tango_coverage(20_000, 500, (0.5, 0.2, 0.15, 0.15), seed=1) <= 0.96
