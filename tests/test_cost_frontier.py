@@ -9,7 +9,7 @@ import pytest
 
 from harness.logs import LogIdentity, LogRecord, SampleScore
 from harness.report.budgets import cost_reports
-from harness.report.frontier import frontier_probability, on_frontier
+from harness.report.frontier import frontier_probability, frontier_table, on_frontier
 from harness.stats.design import Design
 from harness.stats.ratio import MIN_CORRECT, MIN_UNITS, ratio_of_means
 
@@ -124,3 +124,77 @@ def test_the_frontier_plot_takes_a_bound_rounded_past_its_estimate(tmp_path):
     frontier = Frontier("s", "t", "dollars", "problem", 3, 10, (point, unknown))
     png = frontier_png(frontier, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 1000 and png.endswith("f.png")
+
+
+def _tied_board(rng: np.random.Generator, clusters: int = 8, per: int = 130, tau: float = 0.5):
+    """Two models whose accuracy ties in the population of problems; b costs twice a's.
+
+    Each (model, problem) has its own logit effect u ~ N(0, tau), shared by the problem's
+    `per` items: items nest in problems, and the problems are the independent draws. Model b
+    is on the frontier exactly when it is the more accurate, so under the tie a calibrated
+    P(b on frontier) is uniform: at or below 0.05, or at or above 0.95, on 10% of boards.
+    """
+    u = rng.normal(0.0, tau, (2, clusters, 1))  # (2, k, 1)
+    p = 1.0 / (1.0 + np.exp(-u))
+    correct = (rng.random((2, clusters, per)) < p).astype(float).reshape(2, -1)  # (2, n)
+    cost = np.repeat([[1.0], [2.0]], clusters * per, axis=1)  # (2, n)
+    return correct, cost, np.repeat(np.arange(clusters), per)
+
+
+def _extreme_boards(boards: int, resamples: int, clustered: bool, seed: int) -> int:
+    rng = np.random.default_rng(seed)
+    count = 0
+    for b in range(boards):
+        correct, cost, labels = _tied_board(rng)
+        p = frontier_probability(correct, cost, clusters=labels if clustered else None,
+                                 resamples=resamples, seed=b)  # fmt: skip
+        count += bool(p[1] <= 0.05 or p[1] >= 0.95)
+    return count
+
+
+def test_frontier_probability_resamples_clusters_on_a_tied_board():
+    """Issue 40.6: 8 problems x 130 items, a true tie; P(on frontier) was extreme too often.
+
+    Resampling items as if independent reads the 8 problems' luck as certainty: extreme on
+    about 35 of 100 boards. Resampling the 8 problems, expanded for their few degrees of
+    freedom, is extreme about as often as a calibrated probability is (10 of 100, binomial sd
+    3); 16 is the ceiling asserted. The full 400 boards run under `long`.
+    """
+    clustered = _extreme_boards(100, 400, clustered=True, seed=40)
+    assert clustered <= 16, clustered
+    assert _extreme_boards(30, 200, clustered=False, seed=40) >= 6  # the old, unclustered rule
+
+
+@pytest.mark.long
+def test_frontier_probability_is_calibrated_over_400_tied_boards():
+    """The same boards, 400 of them with 2000 resamples: extreme on 6% to 14% (10% +- 2.7 sd)."""
+    clustered = _extreme_boards(400, 2000, clustered=True, seed=41)
+    assert 24 <= clustered <= 56, clustered
+
+
+def _clustered_record(model: str, correct: np.ndarray, cost: np.ndarray, labels) -> LogRecord:
+    samples = []
+    for i, (c, d, g) in enumerate(zip(correct, cost, labels, strict=True)):
+        usage = {model: {"input_tokens": 10, "output_tokens": 5, "total_cost": float(d)}}
+        samples.append(SampleScore(f"i{i}", 1, (("match", "C" if c else "I"),), "",
+                                   {"problem": f"q{g}"}, usage, 0, 0.1))  # fmt: skip
+    identity = LogIdentity("arith", "arith", (), "abc", len(samples), model, ())
+    design = Design("item", "binary", cluster="problem")
+    return LogRecord(f"{model}.eval", identity, "2026-01-01", {}, tuple(samples), design=design)
+
+
+def test_the_report_frontier_resamples_the_designs_clusters():
+    """The report's frontier takes the clusters from the design the logs carry."""
+    correct, cost, labels = _tied_board(np.random.default_rng(7), clusters=8, per=30)
+    records = [_clustered_record(m, correct[i], cost[i], labels)
+               for i, m in enumerate(("a/cheap", "a/dear"))]  # fmt: skip
+    [report] = cost_reports(records)
+    f = report.frontier
+    points = {p.model: p for p in f.points}
+    order = np.argsort([f"i{i}" for i in range(correct.shape[1])])  # the units sorted by id
+    want = frontier_probability(correct[:, order], cost[:, order],
+                                clusters=[f"q{g}" for g in labels[order]])  # fmt: skip
+    assert points["a/dear"].probability == pytest.approx(want[1], abs=1e-12)
+    assert f.clusters == 8 and "8 problem clusters" in frontier_table(f)[0]
+    for row in report.rows:
+        assert row.dollars.low > 0 and "clustered" in row.dollars.method

@@ -51,8 +51,8 @@ def print_costs(records: Sequence[Any], console: Console | None = None,
         else:
             shown.append((name, get, fmt))
     labels = short_labels([r.model for r in rows], names)
-    table = Table(title=f"cost and latency per {unit} (95% intervals over {unit}s)",
-                  title_justify="left")  # fmt: skip
+    table = Table(title=f"cost and latency per {unit} (95% intervals over {unit}s: t on the log "
+                  "scale of the mean, never below 0)", title_justify="left")  # fmt: skip
     widest = max(map(len, labels.values()))
     for name in ("task", "model", "n", *(s[0] for s in shown), "manifest"):
         whole = name in ("model", "n", "manifest")  # never cut: the row must say whose it is

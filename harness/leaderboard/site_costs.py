@@ -92,7 +92,9 @@ def cost_json(row: CostRow | None) -> dict[str, Any] | None:
         "reasoning_tokens": _clean(row.tokens["reasoning"].estimate),
         "working_seconds": _clean(row.seconds.estimate),
         "working_seconds_ci": [_clean(row.seconds.low), _clean(row.seconds.high)],
+        "working_seconds_method": row.seconds.method,
         "ttft_seconds": _clean(row.ttft.estimate),
+        "ttft_seconds_ci": [_clean(row.ttft.low), _clean(row.ttft.high)],
     }
 
 
@@ -103,6 +105,8 @@ def frontier_json(frontier: Frontier) -> dict[str, Any]:
         "unit": frontier.unit,
         "shared": frontier.shared,
         "resamples": frontier.resamples,
+        "cluster": frontier.cluster,  # the design's cluster key: clusters were resampled
+        "clusters": frontier.clusters,
         "points": [
             {"model": p.model, "accuracy": _clean(p.accuracy.estimate),
              "accuracy_ci": [_clean(p.accuracy.low), _clean(p.accuracy.high)],

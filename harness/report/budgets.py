@@ -2,16 +2,18 @@
 
 For a task where some model ran through a method wrapper (`pdr/`, `sr/`, `suco/`), every model of
 the task gets a row: accuracy with its interval (Wilson for 0/1 scores, else t) and the mean
-per-sample budgets with t intervals, in both conventions (`io`: input + output tokens; `out`:
+per-unit budgets with their intervals, in both conventions (`io`: input + output tokens; `out`:
 output tokens only):
 - wrapped models: B_seq and B_total from the sample metadata the wrapper recorded;
 - direct models: B_seq = B_total = the sample's token usage summed over its model calls.
 
-Budgets are per problem, the report's unit: a problem's budget is its mean over the epochs that
-recorded one, and the t interval runs over problems. Problems without a budget (an errored
-wrapped sample records none) are left out of the budget means, and `n_budget` says how many
-problems remain; accuracy keeps them, as wrong. Accuracy is the score
-table's row for the log (`harness.report.scores`).
+Budgets are per unit of the log's design (a problem, mostly): a unit's budget is its mean over
+the epochs that recorded one, and the interval is the cost rows' (`cost.positive_interval`, the
+engine's `estimate` with support (0, inf)): a t interval over units, clustered where the design
+clusters, on the log scale of the mean, so it never passes 0. Units without a budget (an
+errored wrapped sample records none) are left out of the budget means, and `n_budget` says how
+many remain; accuracy keeps them, as wrong. Accuracy is the score table's row for the log
+(`harness.report.scores`).
 
 `BUDGETS` is the report's generic section, and the budgets are one view of the cost rows
 (`harness.report.cost`): a direct model's tokens are counted by the same function, and every
@@ -30,11 +32,18 @@ from typing import Any
 import numpy as np
 
 from harness.logs import LogRecord
-from harness.report.cost import CostRow, cost_row, cost_table, sample_tokens, unit_costs
+from harness.report.cost import (
+    CostRow,
+    cost_row,
+    cost_table,
+    positive_interval,
+    sample_tokens,
+    unit_costs,
+)
 from harness.report.frontier import Frontier, frontier_table, task_frontier
-from harness.report.scores import score_rows
+from harness.report.scores import score_rows, unit_clusters
 from harness.report.sections import Plot, ReportSection, SectionView
-from harness.stats.intervals import Interval, t_interval
+from harness.stats.intervals import Interval
 
 BUDGET_KEYS = ("seq_io", "seq_out", "total_io", "total_out")
 
@@ -50,7 +59,7 @@ class BudgetRow:
     errors: int  # problems with an errored epoch
     accuracy: Interval  # score with its 95% interval
     n_budget: int  # problems with a recorded budget
-    budgets: dict[str, Interval]  # mean per-sample budget by key (BUDGET_KEYS), t intervals
+    budgets: dict[str, Interval]  # mean per-unit budget by key (BUDGET_KEYS), with intervals
 
 
 def _usage_budget(usage: dict[str, Any]) -> tuple[float, float]:
@@ -73,21 +82,21 @@ def _budget(value: Any) -> float:
         return math.nan
 
 
-def _per_problem(record: LogRecord, values: np.ndarray) -> np.ndarray:
-    """Each problem's mean over its epochs that recorded a budget (nan when none did)."""
+def _per_problem(record: LogRecord, values: np.ndarray) -> dict[str, float]:
+    """Each unit's mean over its epochs that recorded a budget (nan when none did)."""
     by_problem: dict[str, list[float]] = {}
     for s, v in zip(record.samples, values, strict=True):
         by_problem.setdefault(s.id, [])
         if not math.isnan(v):
             by_problem[s.id].append(float(v))
-    return np.array([np.mean(v) if v else math.nan for _, v in sorted(by_problem.items())])
+    return {u: float(np.mean(v)) if v else math.nan for u, v in by_problem.items()}
 
 
 def budget_row(record: LogRecord) -> BudgetRow:
     """Accuracy (as the score table gives it) and mean budgets of one log, over problems.
 
-    A problem's budget is its mean over the epochs that recorded one; the t interval runs over
-    problems, the unit every other number of the report counts.
+    A unit's budget is its mean over the epochs that recorded one; the interval runs over the
+    design's units (its clusters, where it has them), on the log scale of the mean.
     """
     [accuracy, *_] = score_rows(record)
     acc = Interval(accuracy.value, accuracy.ci_low, accuracy.ci_high, 0.95, accuracy.ci_method,
@@ -106,11 +115,13 @@ def budget_row(record: LogRecord) -> BudgetRow:
         values = {"seq_io": pairs[:, 0], "total_io": pairs[:, 0],
                   "seq_out": pairs[:, 1], "total_out": pairs[:, 1]}  # fmt: skip
     per_problem = {k: _per_problem(record, v) for k, v in values.items()}
-    keep = ~np.isnan(per_problem["seq_io"])
-    budgets = {k: t_interval(list(v[keep])) for k, v in per_problem.items()}
+    keep = {u for u, v in per_problem["seq_io"].items() if not math.isnan(v)}
+    clusters = unit_clusters([record], record.design)
+    budgets = {k: positive_interval(record.design, {u: v[u] for u in keep}, clusters,
+                                    "no budget recorded")
+               for k, v in per_problem.items()}  # fmt: skip
     return BudgetRow(
-        record.task, record.model, method, accuracy.n, accuracy.errors, acc, int(keep.sum()),
-        budgets,
+        record.task, record.model, method, accuracy.n, accuracy.errors, acc, len(keep), budgets,
     )  # fmt: skip
 
 
@@ -143,8 +154,10 @@ def budget_table(rows: list[BudgetRow]) -> tuple[str, list[str], list[list[str]]
         for r in rows
     ]  # fmt: skip
     caption = (
-        "Accuracy against mean tokens per problem (95% t intervals over problems): B_seq counts "
-        "the critical path, B_total every call; io = input + output tokens, out = output tokens"
+        "Accuracy against mean tokens per problem (95% t intervals over problems, clustered t "
+        "where the design clusters, on the log scale of the mean, which never passes 0): B_seq "
+        "counts the critical path, B_total every call; io = input + output tokens, out = output "
+        "tokens"
     )
     return caption, head, body
 
@@ -219,7 +232,9 @@ def group_cost_report(group: Any) -> CostReport:
         row = dataclasses.replace(cost_row(list(logs), group.design), task=group.label,
                                   model=name)  # fmt: skip
         arms[name] = (unit_costs(list(logs)), row, acc)
-    frontier = task_frontier(group.suite, group.label, arms)
+    design = group.design
+    clusters = unit_clusters(list(group.records), design)
+    frontier = task_frontier(group.suite, group.label, arms, clusters, design.cluster)
     return CostReport(group.label, tuple(r for _, r, _ in arms.values()), frontier)
 
 

@@ -62,6 +62,17 @@ def fieller(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> tuple[flo
     return (-b - root) / (2 * a), (-b + root) / (2 * a)
 
 
+def _too_few(design: Design, x: np.ndarray, den: np.ndarray) -> str:
+    """Which threshold was missed, with the count: `not estimable: 3 correct answers, ...`."""
+    reasons = []
+    if x.size < MIN_UNITS:
+        what = f"{design.cluster} clusters" if x.size < den.size else f"{design.unit}s"
+        reasons.append(f"{x.size} {what}, fewer than {MIN_UNITS}")
+    if den.sum() < MIN_CORRECT:
+        reasons.append(f"{den.sum():g} correct answers, fewer than {MIN_CORRECT}")
+    return "not estimable: " + "; ".join(reasons)
+
+
 def ratio_of_means(
     design: Design,
     numerator: Sequence[float],
@@ -98,9 +109,7 @@ def ratio_of_means(
         method += f", over {x.size} {design.cluster} totals"
     k = int(x.size)
     if k < MIN_UNITS or den.sum() < MIN_CORRECT:
-        why = (f"not estimable below {MIN_UNITS} {design.unit}s or {MIN_CORRECT} correct "
-               f"answers; {k} and {den.sum():g} here")  # fmt: skip
-        return Interval(estimate, math.nan, math.nan, 0.95, why, n)
+        return Interval(estimate, math.nan, math.nan, 0.95, _too_few(design, x, den), n)
     low, high = fieller(x, y)
     if math.isnan(low):
         return Interval(estimate, math.nan, math.nan, 0.95,
