@@ -29,6 +29,11 @@ that is not identifiable (nearly all transitions clipped, a
 singular information matrix) gets no label ("unclassified", with the reason). A trajectory
 holding a value that is not a number is a usage error that names it.
 
+Issue 40: a parameter the data do not identify (collinear columns of (1, H_t, c_t): a context
+load equal to the entropy, a constant load; or an interval that excludes its own estimate or is
+not finite) has no estimate and no interval, only the reason, and without b's interval there is
+no label. H_min, an entropy floor, keeps to [0, ln K] (`identify.py`).
+
 The model sits behind `DynamicsModel`: the paper's equation replaces it by a class with the
 same `fit` and `predict`, without touching the report.
 """
@@ -44,6 +49,14 @@ from typing import Protocol
 import numpy as np
 
 from harness.errors import HarnessUsageError
+from harness.suites.iwg.identify import (
+    NOT_IDENTIFIABLE,
+    collinear_text,
+    estimable,
+    in_range,
+    stable,
+    unidentified,
+)
 from harness.suites.iwg.schema import EXECUTORS
 
 logger = logging.getLogger(__name__)
@@ -154,6 +167,69 @@ def _percentiles(params: np.ndarray, q: float) -> np.ndarray:
     return out
 
 
+def _unidentified(x: np.ndarray, with_h: bool) -> dict[str, str]:
+    """Per parameter not identified by the design matrix x, why (none when x has full rank).
+
+    x's columns are (1, H_t, c_t), or (1, c_t) when H is constant (a and H_min are then left
+    out already). a is the coefficient of H, b that of c, H_min the intercept over a.
+    """
+    out = {} if with_h else {"a": "H(t) is constant", "H_min": "H(t) is constant"}
+    ok = estimable(x)
+    if ok.all():
+        return out
+    names = ("1", "H(t)", "c(t)") if with_h else ("1", "c(t)")
+    why = collinear_text(x, names)
+    if with_h and not ok[1]:
+        out["a"] = why
+    if not ok[-1]:
+        out["b"] = why
+    if with_h and not (ok[0] and ok[1]):
+        out["H_min"] = why
+    return out
+
+
+def _screened(
+    params: tuple[ParamEstimate, ...], why: dict[str, str], bounds: tuple[float, float]
+) -> tuple[ParamEstimate, ...]:
+    """Each parameter, or one "not identifiable" line; H_min kept in the entropy's range.
+
+    See `harness.suites.iwg.identify`.
+    """
+    out = []
+    for p in params:
+        p = unidentified(p, why[p.name]) if p.name in why else stable(p)
+        out.append(in_range(p, *bounds) if p.name == "H_min" else p)
+    return tuple(out)
+
+
+def _rounding(rows: np.ndarray) -> float:
+    """The sum of squares rounding alone gives the steps ΔH = H(t+1) - H(t).
+
+    Below it ΔH is constant and R² is not defined (a few ulps of H per step, every step).
+    """
+    scale = float(np.abs(rows[:, 1]).max() + np.abs(rows[:, 3]).max())
+    return len(rows) * (8 * np.finfo(float).eps * scale) ** 2
+
+
+def _reasons(params: tuple[ParamEstimate, ...]) -> list[str]:
+    """The distinct "not identifiable: ..." lines of the parameters, naming them."""
+    by_reason: dict[str, list[str]] = {}
+    for p in params:
+        if p.method.startswith(NOT_IDENTIFIABLE):
+            by_reason.setdefault(p.method, []).append(p.name)
+    cut = len(NOT_IDENTIFIABLE) + 2  # "not identifiable: "
+    return [f"{NOT_IDENTIFIABLE} ({', '.join(names)}): {why[cut:]}"
+            for why, names in by_reason.items()]  # fmt: skip
+
+
+def _label(params: tuple[ParamEstimate, ...]) -> str:
+    """`ROBUSTNESS_RULE` on b's interval; unclassified without one."""
+    b = next(p for p in params if p.name == "b")
+    if math.isnan(b.low):
+        return "unclassified"
+    return "oscillating" if b.low > 0 else "robust"
+
+
 class PlaceholderMeanField:
     """dH/dt = -a (H - H_min) + b c(t): placeholder model (ours), not the paper's equation."""
 
@@ -206,35 +282,34 @@ class PlaceholderMeanField:
         if moves and (at_top.any() or at_floor.any()):
             return self._censored(per, bounds, int(at_top.sum()), int(at_floor.sum()), model)
         y = rows[:, 3]
-        notes = []
         with_h = bool(np.ptp(rows[:, 1]) > 0)
-        if not with_h:
-            notes.append("H(t) is constant, so a and H_min are not identifiable (b is fitted)")
         cols = [0, 1, 2] if with_h else [0, 2]
-        if np.ptp(rows[:, 2]) == 0:
-            notes.append("c(t) is constant, so b is not identifiable")
+        why = _unidentified(rows[:, cols], with_h)
         beta, *_ = lstsq(rows[:, cols], y)
         estimate = _to_params(beta, with_h)
         resid = y - rows[:, cols] @ beta
         ss = float(np.sum((y - y.mean()) ** 2))
-        r2 = 1 - float(np.sum(resid**2)) / ss if ss > 0 else math.nan
+        r2 = 1 - float(np.sum(resid**2)) / ss if ss > _rounding(rows) else math.nan
         rmse = float(np.sqrt(np.mean(resid**2)))
         if len(per) < MIN_CLUSTERS:
             low = high = np.full(3, np.nan)
             method = f"not estimable (fewer than {MIN_CLUSTERS} trajectories)"
+        elif len(why) == len(self.names):  # nothing to bootstrap
+            low = high = np.full(3, np.nan)
+            method = NOT_IDENTIFIABLE
         else:
             low, high = self._bootstrap(per, cols, with_h, n_boot, seed)
             method = f"percentile bootstrap over {len(per)} trajectories (clustered), B={n_boot}"
-        params = tuple(
-            ParamEstimate(name, float(estimate[i]), float(low[i]), float(high[i]), method)
-            for i, name in enumerate(self.names)
+        params = _screened(
+            tuple(
+                ParamEstimate(name, float(estimate[i]), float(low[i]), float(high[i]), method)
+                for i, name in enumerate(self.names)
+            ),
+            why,
+            bounds,
         )
-        b = params[1]
-        if math.isnan(b.low):
-            label = "unclassified"
-        else:
-            label = "oscillating" if b.low > 0 else "robust"
-        return DynamicsFit(model, params, len(per), len(rows), r2, rmse, "; ".join(notes), label)
+        note = "; ".join(_reasons(params))
+        return DynamicsFit(model, params, len(per), len(rows), r2, rmse, note, _label(params))
 
     def _censored(
         self, per: list[np.ndarray], bounds: tuple[float, float], top: int, floor: int, model: str
@@ -261,14 +336,10 @@ class PlaceholderMeanField:
             ParamEstimate(name, got.params[i], got.low[i], got.high[i], method)
             for i, name in enumerate(self.names)
         )
-        notes = [clipped]
-        if got.unidentifiable:
-            notes.append(f"not identifiable: {got.unidentifiable}; no label")
-            label = "unclassified"
-        elif math.isnan(params[1].low):
-            label = "unclassified"
-        else:
-            label = "oscillating" if params[1].low > 0 else "robust"
+        why = dict.fromkeys(self.names, got.unidentifiable) if got.unidentifiable else {}
+        params = _screened(params, why, bounds)
+        notes = [clipped, *_reasons(params)]
+        label = _label(params)
         # R^2 and RMSE of the latent step's mean against the observed steps, for comparison
         mu = rows[:, :3] @ np.asarray(got.beta)
         resid = rows[:, 3] - mu

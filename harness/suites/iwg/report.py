@@ -35,9 +35,11 @@ from harness.suites.iwg.dynamics import (
     PLACEHOLDER_LABEL,
     ROBUSTNESS_RULE,
     DynamicsFit,
+    ParamEstimate,
     PlaceholderMeanField,
     Series,
 )
+from harness.suites.iwg.identify import NOT_IDENTIFIABLE
 
 DESIGN = get_suite("iwg").design  # unit: instance; bounded scores; a Holm family per metric
 
@@ -217,6 +219,12 @@ def _ci(low: float, high: float) -> str:
     return "not estimable" if math.isnan(low) else f"[{low:.4g}, {high:.4g}]"
 
 
+def _param(p: ParamEstimate) -> str:
+    if p.method.startswith(NOT_IDENTIFIABLE):
+        return NOT_IDENTIFIABLE  # the fit's note says why
+    return f"{_num(p.estimate)} {_ci(p.low, p.high)}"
+
+
 def tables(report: IwgReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """The report's tables: (caption, header, rows)."""
     scores = [
@@ -248,7 +256,9 @@ def tables(report: IwgReport) -> list[tuple[str, list[str], list[list[str]]]]:
         )
     fits = []
     for model, f in report.fits:
-        cells = [f"{_num(p.estimate)} {_ci(p.low, p.high)}" for p in f.params]
+        # a fit none of whose parameters is identified is one line, its note: no numbers
+        whole = all(p.method.startswith(NOT_IDENTIFIABLE) for p in f.params)
+        cells = ["-"] * len(f.params) if whole else [_param(p) for p in f.params]
         fits.append(
             [
                 model,
@@ -299,11 +309,16 @@ def tables(report: IwgReport) -> list[tuple[str, list[str], list[list[str]]]]:
 
 def notes(report: IwgReport) -> list[str]:
     """What the tables rest on."""
-    interval = next((f.params[1].method for _, f in report.fits), "")
+    methods = (p.method for _, f in report.fits for p in f.params if p.name == "b")
+    interval = next((m for m in methods if not m.startswith(NOT_IDENTIFIABLE)), "")
     return [
         f"Dynamics: {PLACEHOLDER_LABEL} (spec §2.4); do not cite its parameters as the paper's.",
         f"Robust or oscillating: {ROBUSTNESS_RULE}.",
-        f"Fit intervals: {interval}.",
+        *([f"Fit intervals: {interval}."] if interval else []),
+        "H_min is an entropy floor: its interval is intersected with the entropy's range "
+        "[0, ln 7] (the estimate moved into it, the table's method says so); a parameter the "
+        "data cannot separate (collinear columns, an interval that excludes its estimate) is "
+        "'not identifiable', without numbers.",
         *report.settings,
     ]
 
