@@ -7,18 +7,28 @@ server). Each log's model is one policy.
   `harness.stats.cluster_quantile` intervals whose independent clusters are the trace slices
   (each slice is simulated from an empty server, so slices are independent; requests within a
   slice are not, and a slice's seeds share its arrivals, so they pool within it). With one
-  slice the interval is not estimable, and says so.
-- Pairs: each policy against noisy SJF (the catalog's family) on the per-slice P99 TTLT and P99
-  TTFT, from the comparison engine (seeds averaged within a slice; Holm per metric).
+  slice the interval is not estimable, and says so. P99's interval is computed at the 99%
+  level and printed as ">= 95%": at the full preset's 6 slices the 95% one covered the true P99
+  of M/M/1 queues only 0.88-0.90 (`TAIL_LEVEL`, tests/test_serving_quantile_coverage.py).
+- Errored samples: the log's design (`record.design`, the catalog's) says what they count as;
+  serving's unbounded seconds have no worst value, so they are excluded and counted: the
+  latency rows, the per-slice pairs and the checks use the samples that ran, and say how many
+  did not. A policy with no sample that ran prints "–", never 0.
+- Pairs: the design's family (`design.pairs`: each policy against its baseline, noisy SJF) on
+  the per-slice P99 TTLT and P99 TTFT, from the comparison engine (seeds averaged within a
+  slice; Holm per metric).
 - SLO attainment: the share of requests whose TTLT is within a threshold, over thresholds.
 - γ over time for the UniBoost policies, and whether γ-Ada converged (|Δγ| < 1 over the last
   10 updates) in each sample.
-- Acceptance (spec §5.3): UniBoost's pooled P99 TTLT against noisy SJF's; starvation (max wait
-  within 10x FCFS's max wait); the paper's headline beside ours, never claimed as matched.
+- Acceptance (spec §5.3): UniBoost's P99 TTLT against noisy SJF's reads "met" only when the
+  paired test over slices decides it (Holm p <= alpha), else "not shown"; starvation (the
+  longest wait against the bound 10x FCFS's, on the slices both ran, observed maxima, not a
+  test); the paper's headline beside ours, never claimed as matched.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +37,20 @@ import numpy as np
 
 from harness.logs import LogRecord, read_samples
 from harness.stats.cluster_quantile import cluster_quantile_interval
-from harness.stats.compare import Tally
+from harness.stats.compare import PairEstimate, Tally
+from harness.stats.design import Design
 from harness.stats.intervals import Interval
-from harness.suites.catalog import get_suite
 
-DESIGN = get_suite("serving").design
-BASELINE = "serving/sjf"  # the family's reference arm
 QUANTILES = (0.5, 0.95, 0.99)
 SLO_POINTS = 200  # thresholds on the attainment curve
+# P99's interval is computed at this level and printed as ">= 95%": on stationary M/M/1 queues
+# (load 0.8) cut in 6 independent clusters of 3,000 jobs, the full preset's 6 slices, the
+# inverted clustered Wilson at 95% covered the true P99 0.875-0.905 (400 and 1,000
+# replications), at 99% 0.975; P50 and P95 covered 0.94 at 95%, so they keep it
+# (tests/test_serving_quantile_coverage.py).
+TAIL_LEVEL = 0.99
+PRINTED_LEVEL = 0.95
+METRICS = (("P99 TTLT (s)", "ttlt_p99"), ("P99 TTFT (s)", "ttft_p99"))  # (row label, scorer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,12 +60,13 @@ class PolicyLatency:
     Attributes:
         policy: The model spec (serving/POLICY and its arguments).
         samples: Samples (slice and seed) that finished.
-        errors: Samples that errored.
+        errors: Samples that errored (excluded and counted: no worst value of seconds).
         requests: Requests served.
-        ttft: P50, P95, P99 of TTFT (s), each with its interval.
+        ttft: P50, P95, P99 of TTFT (s), each with its interval (`percentile_interval`).
         ttlt: P50, P95, P99 of TTLT (s), each with its interval.
-        max_wait: The longest total queueing of any request (s).
-        preemptions: Preemptions in all.
+        max_wait: The longest total queueing of any request (s); nan when no sample ran.
+        preemptions: Preemptions in all (-1 when no sample ran).
+        slice_waits: (slice, its longest wait over its seeds) for the slices that ran.
         slo_thresholds: TTLT thresholds of the attainment curve (s).
         slo_attained: Share of requests with TTLT <= each threshold.
         gamma: Per sample (id, update times, γ after each update); empty for non-UniBoost.
@@ -65,6 +82,7 @@ class PolicyLatency:
     ttlt: tuple[Interval, ...]
     max_wait: float
     preemptions: int
+    slice_waits: tuple[tuple[int, float], ...]
     slo_thresholds: tuple[float, ...]
     slo_attained: tuple[float, ...]
     gamma: tuple[tuple[str, tuple[float, ...], tuple[float, ...]], ...]
@@ -73,7 +91,21 @@ class PolicyLatency:
 
 @dataclass(frozen=True, slots=True)
 class PairRow:
-    """One policy against noisy SJF on one per-slice metric (a − b, seconds)."""
+    """One policy against the family's baseline on one per-slice metric (a − b, seconds).
+
+    Attributes:
+        metric: The row label ("P99 TTLT (s)").
+        policy: Arm a.
+        baseline: Arm b, the design's baseline.
+        estimate: a − b (nan: not tested).
+        low: Lower bound of its interval (nan: none).
+        high: Upper bound.
+        p_holm: Holm-adjusted over the metric's family (nan: not tested).
+        method: The test and interval, or why there is none.
+        slices: Slices both arms ran (the pairs' units).
+        significant: Whether Holm p <= the design's alpha.
+
+    """
 
     metric: str
     policy: str
@@ -83,6 +115,8 @@ class PairRow:
     high: float
     p_holm: float
     method: str
+    slices: int = 0
+    significant: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +128,21 @@ class ServingReport:
     pairs: tuple[PairRow, ...]
     checks: tuple[str, ...]
     settings: tuple[str, ...]
+    error_rule: str = ""  # the design's error rule in words, for the captions
+
+
+def percentile_interval(values: np.ndarray, clusters: np.ndarray, q: float) -> Interval:
+    """The q-quantile over clusters (slices) with the interval the report prints.
+
+    `cluster_quantile_interval` at 95%, except for the tail (q >= 0.99), whose interval is the
+    one at `TAIL_LEVEL`, its method saying so: that is what covers at least 95% at 6 slices.
+    """
+    if q < 0.99:
+        return cluster_quantile_interval(values, clusters, q, confidence=PRINTED_LEVEL)
+    ci = cluster_quantile_interval(values, clusters, q, confidence=TAIL_LEVEL)
+    why = (f"{ci.method}; computed at {TAIL_LEVEL:.0%}, printed as >= {PRINTED_LEVEL:.0%}: "
+           f"the {PRINTED_LEVEL:.0%} one covered P99 0.88-0.90 at 6 slices (M/M/1)")  # fmt: skip
+    return dataclasses.replace(ci, method=why)
 
 
 def _policy(
@@ -106,12 +155,13 @@ def _policy(
     p99_ttlt: dict[str, float] = {}
     p99_ttft: dict[str, float] = {}
     slices: dict[str, int] = {}
+    waits: dict[int, float] = {}
     gamma, conv, with_ctl = [], 0, 0
-    max_wait, preempt, errors = 0.0, 0, 0
+    preempt, errors = 0, 0
     for s in full:
         meta = s.metadata or {}
         if s.error or "ttlt_ms" not in meta:
-            errors += 1
+            errors += 1  # the design's rule for seconds: excluded and counted
             continue
         a = np.asarray(meta["ttft_ms"], float) / 1e3
         b = np.asarray(meta["ttlt_ms"], float) / 1e3
@@ -122,7 +172,8 @@ def _policy(
         p99_ttlt[sid] = float(np.percentile(b, 99))
         p99_ttft[sid] = float(np.percentile(a, 99))
         slices[sid] = int(meta["slice"])
-        max_wait = max(max_wait, float(meta.get("max_wait_s", 0.0)))
+        wait = float(meta.get("max_wait_s", math.nan))
+        waits[int(meta["slice"])] = max(waits.get(int(meta["slice"]), -math.inf), wait)
         preempt += int(meta.get("preemptions", 0))
         if "gamma" in meta:
             with_ctl += 1
@@ -140,10 +191,11 @@ def _policy(
         samples=len(p99_ttlt),
         errors=errors,
         requests=int(lt.size),
-        ttft=tuple(cluster_quantile_interval(ft, cl, q) for q in QUANTILES),
-        ttlt=tuple(cluster_quantile_interval(lt, cl, q) for q in QUANTILES),
-        max_wait=max_wait,
-        preemptions=preempt,
+        ttft=tuple(percentile_interval(ft, cl, q) for q in QUANTILES),
+        ttlt=tuple(percentile_interval(lt, cl, q) for q in QUANTILES),
+        max_wait=max(waits.values()) if waits else math.nan,
+        preemptions=preempt if p99_ttlt else -1,
+        slice_waits=tuple(sorted(waits.items())),
         slo_thresholds=tuple(float(x) for x in grid),
         slo_attained=tuple(float(x) for x in attained),
         gamma=tuple(gamma),
@@ -152,61 +204,113 @@ def _policy(
     return latency, p99_ttlt, p99_ttft, slices
 
 
+def _row(metric: str, pair: PairEstimate, alpha: float) -> PairRow:
+    t = pair.test
+    return PairRow(
+        metric, pair.arm_a, pair.arm_b, t.estimate if t else math.nan,
+        t.low if t else math.nan, t.high if t else math.nan, pair.p_holm,
+        t.method if t else pair.note, pair.shared, pair.significant(alpha),
+    )  # fmt: skip
+
+
 def _pairs(
-    per_metric: dict[str, dict[str, dict[str, float]]], slices: dict[str, int]
+    design: Design,
+    per_metric: dict[str, dict[str, dict[str, float]]],
+    slices: dict[str, int],
 ) -> list[PairRow]:
+    """The design's family per metric, on the per-slice values of the samples that ran.
+
+    An errored sample scores the metric's error value where its design has one; serving's
+    seconds have none ("exclude"), so it is left out and the pair runs on the slices both ran.
+    """
     rows = []
-    for metric, by_policy in per_metric.items():
-        if BASELINE not in by_policy:
-            continue
-        tally = Tally(DESIGN, metric=metric)
+    for label, scorer in METRICS:
+        by_policy = per_metric[scorer]
+        metric_design = design.metric(scorer)
+        tally = Tally(metric_design, metric=label)
         for policy, units in by_policy.items():
             for unit, value in units.items():
-                tally.add(policy, unit, value, cluster=slices.get(unit))
-        pairs = [(p, BASELINE) for p in sorted(by_policy) if p != BASELINE]
-        for pair in tally.result(pairs).pairs:
-            t = pair.test
-            rows.append(
-                PairRow(
-                    metric,
-                    pair.arm_a,
-                    pair.arm_b,
-                    t.estimate if t else math.nan,
-                    t.low if t else math.nan,
-                    t.high if t else math.nan,
-                    pair.p_holm,
-                    t.method if t else pair.note,
-                )  # fmt: skip
-            )
+                if not math.isnan(value):
+                    tally.add(policy, unit, value, cluster=slices.get(unit))
+        ran = tally.scores()
+        pairs = metric_design.pairs(list(by_policy))
+        tested = [(a, b) for a, b in pairs if a in ran and b in ran]
+        if tested:
+            result = tally.result(tested).pairs
+            rows.extend(_row(label, p, metric_design.alpha) for p in result)
+        for a, b in pairs:
+            if (a, b) not in tested:
+                gone = " and ".join(x for x in (a, b) if x not in ran)
+                why = f"not tested: every sample of {gone} errored"
+                rows.append(PairRow(label, a, b, math.nan, math.nan, math.nan, math.nan, why))
     return rows
 
 
-def _checks(policies: list[PolicyLatency], load: float | None) -> list[str]:
+def _p99_claim(name: str, row: PairRow | None, ub: PolicyLatency, sjf: PolicyLatency,
+               alpha: float) -> str:  # fmt: skip
+    """UniBoost's P99 TTLT against noisy SJF's: "met" only when the paired test decides it."""
+    pooled = f"pooled P99 {_s(ub.ttlt[2].estimate)} vs {_s(sjf.ttlt[2].estimate)}"
+    if row is None or math.isnan(row.p_holm):
+        why = row.method if row is not None else "no pair of the design's family"
+        return f"not shown: not tested ({why}); {pooled}"
+    test = (
+        f"per-slice P99 TTLT {name} − SJF = {row.estimate:+.2f} s "
+        f"[{row.low:.2f}, {row.high:.2f}] over {row.slices} slices, Holm p {row.p_holm:.3g}"
+    )
+    if row.significant and row.estimate < 0:
+        return f"met: lower ({test} <= {alpha:g}); {pooled}"
+    if row.significant and row.estimate > 0:
+        return f"NOT met: higher ({test} <= {alpha:g}); {pooled}"
+    return f"not shown ({test} > {alpha:g}); {pooled}"  # fmt: skip
+
+
+def _s(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:.2f} s"
+
+
+def _starvation(name: str, ub: PolicyLatency, fcfs: PolicyLatency) -> str:
+    """The longest wait against the bound 10x FCFS's, on the slices both policies ran."""
+    mine, theirs = dict(ub.slice_waits), dict(fcfs.slice_waits)
+    shared = sorted(set(mine) & set(theirs))
+    if not shared:
+        return f"{name} max wait vs 10x FCFS's: not shown (no slice ran under both)"
+    wait = max(mine[s] for s in shared)
+    bound = 10 * max(theirs[s] for s in shared)
+    left = ub.errors + fcfs.errors
+    where = f"over the {len(shared)} slices both ran" + (
+        f"; {left} errored samples left out" if left else ""
+    )
+    verdict = "within it: no starvation" if wait <= bound else "above it: STARVATION"
+    return (f"{name} max wait {wait:.2f} s vs the bound 10x FCFS's {bound / 10:.2f} s = "
+            f"{bound:.2f} s: {verdict} (observed maxima {where}; not a test)")  # fmt: skip
+
+
+def _checks(
+    policies: list[PolicyLatency], pairs: list[PairRow], load: float | None, design: Design
+) -> list[str]:
     by = {p.policy: p for p in policies}
     out = []
-    sjf, fcfs, srpt = by.get(BASELINE), by.get("serving/fcfs"), by.get("serving/srpt")
+    baseline = design.baseline or ""
+    sjf, fcfs, srpt = by.get(baseline), by.get("serving/fcfs"), by.get("serving/srpt")
+    alpha = design.metric("ttlt_p99").alpha
     for name in ("serving/uniboost", "serving/uniboost-decode"):
         ub = by.get(name)
         if ub is None:
             continue
         if sjf is not None:
-            ok = ub.ttlt[2].estimate <= sjf.ttlt[2].estimate
+            row = next((r for r in pairs if r.metric == METRICS[0][0] and r.policy == name
+                        and r.baseline == baseline), None)  # fmt: skip
             out.append(
-                f"{name} P99 TTLT {ub.ttlt[2].estimate:.2f} s vs noisy SJF "
-                f"{sjf.ttlt[2].estimate:.2f} s at load {load}: "
-                + ("met (<=)" if ok else "NOT met")
+                f"{name} P99 TTLT <= noisy SJF's at load {load}: "
+                + _p99_claim(name, row, ub, sjf, alpha)
                 + ("" if load is None or load >= 0.8 else " (the check asks for load >= 0.8)")
             )
         done, total = ub.converged
         out.append(f"{name} gamma-Ada converged (|dgamma| < 1 over the last 10 updates) in "
                    f"{done} of {total} samples")  # fmt: skip
         if fcfs is not None:
-            ok = ub.max_wait <= 10 * fcfs.max_wait
-            out.append(
-                f"{name} max wait {ub.max_wait:.2f} s vs 10x FCFS's {fcfs.max_wait:.2f} s: "
-                + ("no starvation" if ok else "STARVATION")
-            )
-        if srpt is not None and srpt.ttlt[2].estimate > 0:
+            out.append(_starvation(name, ub, fcfs))
+        if srpt is not None and srpt.ttlt[2].estimate > 0 and ub.ttlt[2].estimate >= 0:
             change = 100 * (ub.ttlt[2].estimate / srpt.ttlt[2].estimate - 1)
             out.append(
                 f"{name} P99 TTLT {change:+.0f}% against oracle SRPT here; the paper reports "
@@ -219,14 +323,15 @@ def build_group(records: list[LogRecord]) -> ServingReport:
     """The report of logs that differ only in the policy."""
     records = sorted(records, key=lambda r: r.model)
     policies, slices = [], {}
-    per_metric: dict[str, dict[str, dict[str, float]]] = {"P99 TTLT (s)": {}, "P99 TTFT (s)": {}}
+    per_metric: dict[str, dict[str, dict[str, float]]] = {scorer: {} for _, scorer in METRICS}
     for r in records:
         latency, lt, ft, sl = _policy(r)
         policies.append(latency)
-        per_metric["P99 TTLT (s)"][r.model] = lt
-        per_metric["P99 TTFT (s)"][r.model] = ft
+        per_metric["ttlt_p99"][r.model] = lt
+        per_metric["ttft_p99"][r.model] = ft
         slices.update(sl)
     first = records[0]
+    design = first.design  # the catalog's, attached where the log was read
     settings = first.metadata.get("settings") or {}
     load = settings.get("load") if isinstance(settings, dict) else None
     notes = [f"settings: {settings}", f"server: {first.metadata.get('server')}",
@@ -234,8 +339,10 @@ def build_group(records: list[LogRecord]) -> ServingReport:
     heading = (
         f"{first.task} ({first.identity.args_text() or 'defaults'}; {first.identity.n_ids} samples)"
     )
-    return ServingReport(heading, tuple(policies), tuple(_pairs(per_metric, slices)),
-                         tuple(_checks(policies, load)), tuple(notes))  # fmt: skip
+    pairs = _pairs(design, per_metric, slices)
+    return ServingReport(heading, tuple(policies), tuple(pairs),
+                         tuple(_checks(policies, pairs, load, design)), tuple(notes),
+                         design.metric("ttlt_p99").error_rule_text())  # fmt: skip
 
 
 def build_reports(records: list[LogRecord]) -> list[ServingReport]:
@@ -256,23 +363,27 @@ def _ci(ci: Interval) -> str:
 
 def tables(report: ServingReport) -> list[tuple[str, list[str], list[list[str]]]]:
     """The report's tables: (caption, header, rows)."""
-    method = next((p.ttlt[0].method for p in report.policies), "")
+    method = next((p.ttlt[0].method for p in report.policies if p.samples), "no sample ran")
     lat = [
         [p.policy, str(p.samples), str(p.errors), str(p.requests)]
         + [_ci(c) for c in p.ttft] + [_ci(c) for c in p.ttlt]
-        + [f"{p.max_wait:.2f}", str(p.preemptions)]
+        + ["–" if math.isnan(p.max_wait) else f"{p.max_wait:.2f}",
+           "–" if p.preemptions < 0 else str(p.preemptions)]
         for p in report.policies
     ]  # fmt: skip
     pairs = [
-        [r.metric, r.policy, r.baseline, f"{r.estimate:.3f}",
+        [r.metric, r.policy, r.baseline, str(r.slices),
+         "–" if math.isnan(r.estimate) else f"{r.estimate:.3f}",
          "not estimable" if math.isnan(r.low) else f"[{r.low:.3f}, {r.high:.3f}]",
          "not tested" if math.isnan(r.p_holm) else f"{r.p_holm:.3g}", r.method]
         for r in report.pairs
     ]  # fmt: skip
+    rule = f"; {report.error_rule}" if report.error_rule else ""
     return [
         (
             f"Latency percentiles per policy, seconds, 95% intervals ({method}; a slice's "
-            "seeds pool within it)",
+            f"seeds pool within it); P99's intervals are at least 95%: computed at "
+            f"{TAIL_LEVEL:.0%}, since at 6 slices the 95% one covered 0.88-0.90 (M/M/1){rule}",
             [
                 "policy",
                 "samples",
@@ -291,8 +402,8 @@ def tables(report: ServingReport) -> list[tuple[str, list[str], list[list[str]]]
         ),
         (
             "Each policy against noisy SJF on per-slice P99 (a − b, seconds; lower is better; "
-            "Holm per metric)",
-            ["metric", "policy", "against", "a − b", "95% CI", "p (Holm)", "method"],
+            f"Holm per metric; on the slices both ran{rule})",
+            ["metric", "policy", "against", "slices", "a − b", "95% CI", "p (Holm)", "method"],
             pairs,
         ),
     ]
