@@ -3,9 +3,10 @@
 One result per preset, made from the newest detect, select and distill logs of that preset
 (a check whose log is missing says so). Numbers are read from the runs' metadata; intervals
 come from the comparison engine (`harness.stats.compare`): Wilson for a false-positive rate or
-a power (binary per text), t over seeds for student detection at matched KL (below 20 seeds
-the engine's rules apply, and ADFP - KGW is the exact sign-flip test, "not estimable" where
-the seeds are too few for 95%).
+a power (binary per text), t over seeds for student detection at matched KL, kept to each
+metric's support (−log10 p >= 0: on the log scale; v̄ − γ in [−γ, 1 − γ]: clipped; below 20
+seeds the engine's rules apply, and ADFP - KGW is the exact sign-flip test, "not estimable"
+where the seeds are too few for 95%).
 
 Checks (specs/provenance.md §5): 1-4 are gates, 5 is reported whichever way it comes out.
 """
@@ -22,11 +23,15 @@ import numpy as np
 from harness.logs import LogRecord, load_training_runs
 from harness.report.sections import log_heading, preset_of
 from harness.stats.compare import estimate, pair_family
+from harness.stats.design import POSITIVE, Design
 from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
 
 DESIGN = get_suite("provenance").design  # unit: seed; scores unbounded (-log10 p, excess)
 PER_TEXT = dataclasses.replace(DESIGN, unit="item", score="binary")  # detected or not, per text
+# −log10 p of a p in (0, 1] is >= 0: its mean over seeds gets the engine's t interval on the log
+# scale, which never passes 0 (issue 40: a t interval at 2 seeds printed [−25.1, 30.3])
+NEG_LOG10_P = dataclasses.replace(DESIGN, bounds=POSITIVE, direction="higher")
 FPR_CAPS = {"0.01": 21, "0.05": 73}  # N = 1,000: exceeded with probability < 1e-3 at the rate
 SPEC_GAMMAS = (0.25, 0.5)  # check 2's grid
 METRICS = ("excess", "neg_log10_p")
@@ -111,7 +116,8 @@ def report_from_runs(
     cells = tuple(r for r in ok.get("detect", []) if r.get("kind") == "cell")
     selection = ok["select"][0] if ok.get("select") else None
     students = tuple(ok.get("distill", []))
-    matched, pairs = _matched(students, settings.get("kl_targets", [0.02, 0.05, 0.1]))
+    targets = settings.get("kl_targets", [0.02, 0.05, 0.1])
+    matched, pairs = _matched(students, targets, settings.get("gamma"))
     checks = (
         _check1(fpr),
         _check2(cells),
@@ -122,6 +128,18 @@ def report_from_runs(
     return ProvenanceReport(f"preset {preset}: {heading}", preset, counts, fpr, cells, selection,
                             students, tuple(matched), tuple(pairs), checks,
                             _claims(checks))  # fmt: skip
+
+
+def metric_design(metric: str, gamma: float | None) -> Design:
+    """The design of a student-detection metric: its support and direction.
+
+    −log10 p lies in [0, inf); v̄ − γ, a green fraction less γ, in [−γ, 1 − γ] (in [−1, 1]
+    where the runs do not record γ), a bounded score whose t interval the engine clips.
+    """
+    if metric == "neg_log10_p":
+        return NEG_LOG10_P
+    low, high = (-1.0, 1.0) if gamma is None else (-float(gamma), 1.0 - float(gamma))
+    return dataclasses.replace(DESIGN, score="bounded", bounds=(low, high), direction="higher")
 
 
 def rate_interval(hits: int, n: int) -> Interval:
@@ -238,7 +256,7 @@ def interpolate(points: list[tuple[float, float, float]], kl: float) -> float:
     return math.nan
 
 
-def _matched(runs: tuple[dict[str, Any], ...], targets: list[float]
+def _matched(runs: tuple[dict[str, Any], ...], targets: list[float], gamma: float | None
              ) -> tuple[list[MatchedRow], list[tuple[str, Any]]]:  # fmt: skip
     rows: list[MatchedRow] = []
     pairs: list[tuple[str, Any]] = []
@@ -248,6 +266,7 @@ def _matched(runs: tuple[dict[str, Any], ...], targets: list[float]
         for epoch in epochs:
             for test in TESTS:
                 for metric in METRICS:
+                    design = metric_design(metric, gamma)
                     family = []
                     for kl in targets:
                         by_method: dict[str, dict[str, float]] = {}
@@ -266,11 +285,11 @@ def _matched(runs: tuple[dict[str, Any], ...], targets: list[float]
                             reached = {s: v for s, v in vals.items() if not math.isnan(v)}
                             by_method[method] = reached
                             rows.append(MatchedRow(arch, epoch, test, metric, kl, method,
-                                                   estimate(DESIGN, list(reached.values())),
+                                                   estimate(design, list(reached.values())),
                                                    len(reached)))  # fmt: skip
                         family.append((f"adfp@{kl:g}", f"kgw@{kl:g}", by_method["adfp"],
                                        by_method["kgw"]))  # fmt: skip
-                    for (a, _, _, _), pe in zip(family, pair_family(DESIGN, family), strict=True):
+                    for (a, _, _, _), pe in zip(family, pair_family(design, family), strict=True):
                         pairs.append((f"{arch} e{epoch} {test} {metric} KL={a.split('@')[1]}",
                                       pe))  # fmt: skip
     return rows, pairs

@@ -97,7 +97,9 @@ def _students_table(r: ProvenanceReport) -> Table | None:
                      f"{kgw.interval.text('.3f')} ({kgw.seeds_reached})",
                      f"{m.interval.text('.3f')} ({m.seeds_reached})", diff])  # fmt: skip
     return ("Student detection at matched KL (linear in log δ or log λ between the sweep's "
-            "points): mean over seeds with t 95% (seeds reaching that KL in brackets); "
+            "points): mean over seeds with t 95%, kept to the metric's support (−log10 p: "
+            "on the log scale of the mean, never below 0; v̄ − γ: clipped to [−γ, 1 − γ]; "
+            "seeds reaching that KL in brackets); "
             "ADFP − KGW paired by seed, exact sign-flip (no interval below 6 seeds)",
             ["student", "epochs", "test", "metric", "KL", "KGW", "ADFP", "ADFP − KGW"],
             rows)  # fmt: skip
