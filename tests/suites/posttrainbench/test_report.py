@@ -71,3 +71,16 @@ def test_pairs_are_the_engines_and_the_result_is_json():
     ]
     assert rep.pairs[0].test.method.startswith("mcnemar")
     json.dumps(clean_json(rep), allow_nan=False)
+
+
+def test_the_interval_over_three_runs_stays_in_the_scores_support():
+    # issue 40: three runs at 65.0, 82.5 and 87.5% gave the raw-scale t interval
+    # [48.7, 108.0]% of a score capped at 100%; on the logit scale it stays in [0, 1]
+    runs = [_run("agent", 0, 26), _run("agent", 1, 33), _run("agent", 2, 35)]
+    (row,) = build_report("t", runs).agents
+    ci = row.over_runs
+    assert ci.estimate == pytest.approx((26 + 33 + 35) / 120)
+    assert 0.0 <= ci.low < ci.estimate < ci.high <= 1.0, ci
+    assert "logit" in ci.method
+    agents = report_tables(build_report("t", runs))[0][2]
+    assert "78.3 [" in agents[0][-1] and "108" not in agents[0][-1]
