@@ -1,0 +1,183 @@
+"""Suite `imgcot`: ImgCoT (reconstructed) against text-target latents, explicit CoT and no-CoT.
+
+One task, `imgcot`: one sample per training run, an (arm, seed) pair; the seed is the unit and
+arms are paired within it (the same problems and initialisations). Score: the answer's test
+accuracy; the tokens spent before the answer (latents plus emitted text), the stage-1
+reconstruction metrics and the kept steps' positions are in the sample's metadata.
+
+ImgCoT (arXiv 2601.22730) has no public code, and only its abstract was read: the task, the
+rendering, the models, the step rule and every size are reconstructed (specs/imgcot.md §2, §4,
+§5), and the log's metadata says so. The real-model part (a small LLM such as SmolLM2 scoring
+the steps' likelihood) waits for the real-LLM issue and is not built.
+
+Presets:
+- `quick`: the spec's sizes at a quarter of the data and fewer epochs, 3 seeds; for a look and
+  for `make test`'s budget only through its tests' micro run (timed in docs/suites/imgcot.md).
+- `paper`: the spec's §5 settings: 8,000/2,000 problems, 30 autoencoder and 40 reasoner epochs,
+  5 seeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ModelOutput
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from harness.errors import HarnessUsageError
+from harness.suites.imgcot.problems import COT_LEN, STEP_LEN, STEPS
+from harness.suites.imgcot.render import Canvas, check_canvas
+from harness.suites.imgcot.runs import ARMS, RunSpec, run
+from harness.suites.training_pool import TrainingPool, run_training, training_pool
+
+SUITE = "imgcot"
+BASE: dict[str, Any] = dict(k=3, d_z=32, hidden=128, dec_hidden=256, lr=2e-3, batch=128,
+                            lam=1.0, m=1, width=40, height=36, font_size=10)  # fmt: skip
+PRESETS: dict[str, dict[str, Any]] = {
+    "quick": dict(BASE, n_train=4000, n_test=1000, ae_epochs=20, epochs=25),
+    "paper": dict(BASE, n_train=8000, n_test=2000, ae_epochs=30, epochs=40),
+}
+SEEDS = {"quick": 3, "paper": 5}
+RECONSTRUCTED = (
+    "ImgCoT (reconstructed): no public code; only the abstract was read. The task, rendering "
+    "(Pillow's built-in font, fixed canvas), GRU encoder, MLP decoders, GRU reasoner with "
+    "detached latent feedback, the stage-2 loss, Loose ImgCoT's mean-log-likelihood step rule "
+    "and every size are ours (specs/imgcot.md sections 2, 4, 5)"
+)
+
+
+def parse_arms(arms: str) -> tuple[str, ...]:
+    """Arms from a comma-separated list; a usage error names an unknown one."""
+    chosen = tuple(dict.fromkeys(a.strip() for a in str(arms).split(",") if a.strip()))
+    bad = [a for a in chosen if a not in ARMS]
+    if bad or not chosen:
+        raise HarnessUsageError(f"{SUITE}: unknown arm {bad or arms!r}; arms: {', '.join(ARMS)}")
+    return chosen
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Refuse settings the experiment cannot run with, in one line each."""
+    for key in ("n_train", "n_test", "k", "d_z", "hidden", "dec_hidden", "batch", "epochs",
+                "ae_epochs", "width", "height", "font_size"):  # fmt: skip
+        if int(settings[key]) < 1:
+            raise HarnessUsageError(f"{SUITE}: {key} must be at least 1, got {settings[key]}")
+    if not float(settings["lr"]) > 0:
+        raise HarnessUsageError(f"{SUITE}: lr must be > 0, got {settings['lr']}")
+    if not float(settings["lam"]) >= 0:
+        raise HarnessUsageError(f"{SUITE}: lam must be >= 0 (a loss weight), got {settings['lam']}")
+    m, k = int(settings["m"]), int(settings["k"])
+    if not 1 <= m <= STEPS:
+        raise HarnessUsageError(f"{SUITE}: m (kept steps) must be in 1..{STEPS}, got {m}")
+    budget = k + m * STEP_LEN + (m - 1)
+    if budget >= COT_LEN:
+        raise HarnessUsageError(
+            f"{SUITE}: k={k} latents and m={m} kept steps spend {budget} tokens, not fewer than "
+            f"the explicit CoT's {COT_LEN}; lower k or m"
+        )
+    why = check_canvas(Canvas(int(settings["width"]), int(settings["height"]),
+                              int(settings["font_size"])))  # fmt: skip
+    if why:
+        raise HarnessUsageError(f"{SUITE}: {why}; raise width/height or lower font_size")
+
+
+@solver
+def train_arm(pool: TrainingPool | int = 1) -> Solver:
+    """Train the sample's (arm, seed); the result goes in the sample's metadata."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        m = state.metadata
+        spec = RunSpec(m["arm"], m["seed"], tuple(sorted(m["settings"].items())))
+        result = await run_training(pool, run, spec)
+        state.metadata["run"] = result
+        state.output = ModelOutput.from_content(model=SUITE, content=f"{result['score']:.4f}")
+        return state
+
+    return solve
+
+
+@scorer(metrics=[mean(), stderr()])
+def run_score() -> Scorer:
+    """Test accuracy of the run, its tokens and stage-1 metrics in the metadata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        result = state.metadata.get("run")
+        if result is None:
+            return Score(value=float("nan"), explanation="the run did not finish")
+        keep = ("tokens", "budget", "text_recon_acc", "image_bce", "mean_image_bce",
+                "kept_positions", "encoder_input_sha", "pillow")  # fmt: skip
+        details = {k: state.metadata[k] for k in ("arm", "seed")}
+        return Score(value=result["score"], metadata={**details, **{k: result[k] for k in keep}})
+
+    return score
+
+
+@task
+def imgcot(
+    preset: str = "quick", seeds: int | None = None, arms: str = ",".join(ARMS),
+    workers: int = 1, executor: str = "local", cpus_per_run: int = 1,
+    n_train: int | None = None, n_test: int | None = None, epochs: int | None = None,
+    ae_epochs: int | None = None, k: int | None = None, m: int | None = None,
+    lam: float | None = None, width: int | None = None, height: int | None = None,
+    font_size: int | None = None,
+) -> Task:  # fmt: skip
+    """One sample per (arm, seed); score = the answer's test accuracy.
+
+    Args:
+        preset: quick or paper (the spec's §5 settings).
+        seeds: Seeds per arm (quick 3, paper 5).
+        arms: Comma-separated arms: no_cot, explicit_cot, text_latents, imgcot, loose_lowest,
+            loose_random, loose_highest.
+        workers: Runs trained in parallel processes.
+        executor: local (a thread or `workers` processes) or ray.
+        cpus_per_run: ray: CPUs each run declares and trains with.
+        n_train: Training problems per seed, overriding the preset's.
+        n_test: Test problems per seed.
+        epochs: Reasoner (stage 2) epochs.
+        ae_epochs: Autoencoder (stage 1) epochs.
+        k: Latent tokens.
+        m: Steps Loose ImgCoT keeps as text.
+        lam: Weight of the latent MSE in stage 2.
+        width: Canvas width in px.
+        height: Canvas height in px.
+        font_size: Pillow's built-in font size in px.
+
+    """
+    if preset not in PRESETS:
+        raise HarnessUsageError(f"{SUITE}: unknown preset {preset!r}; presets: "
+                                f"{', '.join(PRESETS)}")  # fmt: skip
+    n_seeds = SEEDS[preset] if seeds is None else int(seeds)
+    if n_seeds < 1:
+        raise HarnessUsageError(f"{SUITE}: seeds must be at least 1, got {seeds}")
+    chosen = parse_arms(arms)
+    settings = dict(PRESETS[preset])
+    overrides = dict(n_train=n_train, n_test=n_test, epochs=epochs, ae_epochs=ae_epochs, k=k,
+                     m=m, lam=lam, width=width, height=height, font_size=font_size)  # fmt: skip
+    settings.update({key: v for key, v in overrides.items() if v is not None})
+    check_settings(settings)
+    pool = training_pool(SUITE, executor, workers, cpus_per_run)
+    samples = [
+        Sample(
+            id=f"{arm}-seed{seed}",
+            input=f"imgcot: {arm} seed={seed}",
+            target="",
+            metadata={"arm": arm, "seed": seed, "settings": settings},
+        )  # fmt: skip
+        for seed in range(n_seeds)  # seed-major: a seed's shared stages are trained once
+        for arm in chosen
+    ]
+    return Task(
+        dataset=MemoryDataset(samples),
+        solver=train_arm(pool),
+        scorer=run_score(),
+        metadata={
+            "harness_suite": SUITE,
+            "preset": preset,
+            "settings": settings,
+            "training": pool.describe(),
+            "reconstructed": RECONSTRUCTED,
+            "real_model": "not built: waits for the real-LLM issue",
+        },  # fmt: skip
+    )
