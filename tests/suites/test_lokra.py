@@ -10,7 +10,8 @@ import torch
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
-from harness.stats.compare import pair_family
+from harness.stats.compare import one_sided, pair_family
+from harness.stats.design import POSITIVE
 from harness.stats.intervals import t_interval
 from harness.suites.catalog import get_suite
 from harness.suites.lokra.report import (
@@ -211,7 +212,7 @@ def test_an_errored_run_is_counted_and_left_out_of_the_mean():
     rep = build_lokra_report("t", runs)
     lora, lokra = rep.arms
     assert (lora.seeds, lora.errors, lokra.seeds, lokra.errors) == (4, 0, 4, 1)
-    assert lokra.score == t_interval([0.45, 0.47, 0.46])
+    assert lokra.score == one_sided(t_interval([0.45, 0.47, 0.46]), POSITIVE)
     (pair,) = rep.pairs
     assert pair.diff.n == 3  # seed 3 errored: paired on the three that finished
     (_, head, rows), _ = lokra_tables(rep)
@@ -266,5 +267,6 @@ def test_report_intervals_cover_at_the_presets_seed_counts(seeds):
 def test_arm_scores_are_t_intervals_over_seeds():
     runs = _runs([0.50, 0.52, 0.51], "lora")
     (arm,) = build_lokra_report("t", runs).arms
-    ref = t_interval([0.50, 0.52, 0.51])
+    # a relative error is >= 0: the t interval on the log scale of the mean (issue 40)
+    ref = one_sided(t_interval([0.50, 0.52, 0.51]), POSITIVE)
     assert (arm.score.low, arm.score.high) == (ref.low, ref.high)

@@ -1,7 +1,8 @@
 """The LoKRA section of `harness report`: arms with intervals over seeds, paired against LoRA.
 
 For each `lokra` log (one experiment) and target:
-- one row per arm (method, λ): seeds, mean score with a t interval over seeds, parameters, mean
+- one row per arm (method, λ): seeds, mean score with a t interval over seeds (a relative
+  error's on the log scale, never below 0; an accuracy's clipped to [0, 1]), parameters, mean
   numerical Kruskal rank, "worst σ_min" (the smallest σ_min of the normalised columns over
   2,000 sampled rows-sized subsets of A or C, the continuous quantity the k-rank thresholds at
   1e-3) and, for fitting, the closed-form optimum;
@@ -24,6 +25,7 @@ Everything is LoKRA (reconstructed).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +35,17 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats.compare import estimate, pair_family
+from harness.stats.design import POSITIVE
 from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
 
 DESIGN = get_suite("lokra").design  # unit: seed; unbounded scores; a family per target
+# each experiment's score keeps to its support (issue 40): a relative error is >= 0 and lower is
+# better (the engine's t interval on the log scale); an accuracy lies in [0, 1] (t, clipped)
+DESIGNS = {
+    "fit": dataclasses.replace(DESIGN, bounds=POSITIVE, direction="lower"),
+    "transfer": dataclasses.replace(DESIGN, score="bounded", bounds=(0.0, 1.0)),
+}
 
 
 @dataclass(frozen=True)
@@ -107,18 +116,19 @@ def build_lokra_report(label: str, runs: list[dict[str, Any]]) -> LokraReport:
         key = (r["experiment"], r["target"])
         groups.setdefault(key, {}).setdefault(arm_name(r["method"], r["lam"]), []).append(r)
     for (experiment, target), by_arm in groups.items():
+        design = DESIGNS.get(experiment, DESIGN)
         done = {name: [r for r in rs if "error" not in r] for name, rs in by_arm.items()}
         for name, rs in by_arm.items():
             ok = done[name]
             arms.append(LokraArm(experiment, target, name, len(rs),
-                                 estimate(DESIGN, [r["score"] for r in ok]),
+                                 estimate(design, [r["score"] for r in ok]),
                                  int(ok[0]["params"]) if ok else 0, _mean(ok, "krank"),
                                  _mean(ok, "sigma"), _mean(ok, "optimum"),
                                  len(rs) - len(ok)))  # fmt: skip
         scores = {n: {str(r["seed"]): r["score"] for r in rs} for n, rs in done.items()}
         lora = scores.get("lora", {})
         others = [n for n in by_arm if n != "lora"]
-        family = pair_family(DESIGN, [(n, "lora", scores[n], lora) for n in others])
+        family = pair_family(design, [(n, "lora", scores[n], lora) for n in others])
         for p in family:
             if p.test is not None:  # fewer than two seeds shared with LoRA: no row
                 t = p.test
@@ -174,7 +184,8 @@ def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[st
                   p_text(p.p_holm)] for p in report.pairs]  # fmt: skip
     return [
         (f"LoKRA (reconstructed), {report.label}: score per arm, mean over the seeds that finished"
-         " (95% t interval; fit: relative error, lower is better; transfer: accuracy; an errored "
+         " (95% t interval; fit: relative error, lower is better, on the log scale; transfer: "
+         "accuracy, clipped to [0, 1]; an errored "
          "run is left out and counted)",
          ["experiment", "target", "arm", "seeds", "errored", "score", "params", "k-rank",
           "worst σ_min", "optimum"],
