@@ -47,6 +47,9 @@ def test_decided_run_stops_early_and_agrees_with_the_full_data(replays, tmp_path
     assert all("anytime-valid" in r["ci_method"] for r in rows)  # no fixed-n interval
     decided = {(p["model_a"], p["model_b"]): p for p in printed["pairs"]}
     assert len(decided) == 3 and all("after" in p["test"]["method"] for p in decided.values())
+    for p in decided.values():  # each pair's CS is at 1 - alpha / 3, the family at 95%
+        assert abs(p["test"]["confidence"] - (1 - 0.05 / 3)) < 1e-12, p["test"]
+        assert "1 - 0.05/3 each (98.33%), 95% jointly" in p["test"]["method"]
     full = compare(Design(), {f"replay/{root / n}.jsonl": truth[n] for n in SKILL})
     for p in full.pairs:
         mine = decided.get((p.arm_a, p.arm_b))
