@@ -39,13 +39,40 @@ NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json", "leaderboard
 
 LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
 
-# Fields of inspect's EvalConfig that change what a run measures. The others (max_samples,
-# log_buffer, fail_on_error, ...) say how it ran; `limit` and `sample_id` show in the data hash;
-# `epochs_reducer` changes only inspect's own metrics, which no number here is read from.
-EXPERIMENT_CONFIG = (
-    "epochs", "message_limit", "token_limit", "time_limit", "working_limit",
-    "cost_limit",
+# The run identity is inspect's whole `EvalSpec` less the fields listed here, which do not
+# change the experiment; a field a later inspect adds is part of the identity until it is
+# listed (tests/test_experimental_design.py lists EvalSpec's fields, so a new one fails it).
+SPEC_SETTINGS = frozenset(
+    {"eval_set_id", "eval_id", "run_id", "created", "task_id",  # made up at each run
+     "task_file",  # where the task's file lies on this machine (its code is in the manifest)
+     "task_display_name", "task_description", "task_registry_name",  # names: `task` is read
+     "task_args_passed", "solver_args_passed",  # subsets of task_args and solver_args
+     "tags", "viewer", "headline_metric",  # labels and display
+     "metrics",  # inspect's own metrics: every number here is computed from per-sample scores
+     "revision", "packages",  # source revision and versions: the manifest compares the code
+     "metadata",  # descriptions; harness_sequential and harness_data_hash are read from it
+     "shards"}  # a merged log's parts
 )  # fmt: skip
+# Read by name rather than walked: the task and its arguments (less the design's settings),
+# the model, its arguments and base URL (the arm), the generate config (less its settings, the
+# seed making a replicate), the config (less its settings), the dataset (sample ids in the data
+# hash) and the scorers (name and options).
+SPEC_READ = frozenset(
+    {"task", "task_args", "model", "model_args", "model_base_url", "model_generate_config",
+     "config", "dataset", "scorers"}
+)  # fmt: skip
+# Fields of inspect's EvalConfig that say how a run ran, not what it measured. `limit` and
+# `sample_id` show in the data hash; `epochs_reducer` changes only inspect's own metrics.
+CONFIG_SETTINGS = frozenset(
+    {"limit", "sample_id", "epochs_reducer", "notification", "fail_on_error",
+     "continue_on_fail", "retry_on_error", "max_samples", "max_dataset_memory", "max_tasks",
+     "max_subprocesses", "max_sandboxes", "sandbox_cleanup", "sandbox_prebuilt", "log_samples",
+     "log_realtime", "log_images", "log_model_api", "log_buffer", "log_shared", "score_display",
+     "acp_server"}
+)  # fmt: skip
+# Fields of EvalDataset: its name and location say where the data came from; the samples run
+# (ids and full content) are in the data hash, and `samples` counts the data before --limit.
+DATASET_SETTINGS = frozenset({"name", "location", "samples", "sample_ids"})
 
 # Fields of the generate config that say how calls were made, not what was asked; `seed`
 # makes a replicate of a configuration, not another configuration.
@@ -352,35 +379,74 @@ def suite_name(spec: dict[str, Any]) -> str:
     return str((meta.get("harness_suite") if isinstance(meta, dict) else None) or task)
 
 
-def _experiment(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The spec's fields beyond task arguments and model that define the run, as (name, JSON)."""
+def _redacted(value: Any) -> Any:
+    """A value with every secret in it (by its key's name or its form) redacted, at any depth."""
+    if isinstance(value, dict):
+        return {str(k): (redact(str(k), v) if is_secret_name(str(k)) and v not in (None, "")
+                         else _redacted(v)) for k, v in value.items()}  # fmt: skip
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    if isinstance(value, str) and SECRET_VALUE.match(value):
+        return redact("value", value)
+    return value
+
+
+def _entries(name: str, value: Any) -> list[tuple[str, str]]:
+    """One spec field as (name, JSON) pairs: a dict one pair per key; empty values none."""
+    if value is None or value == {} or value == []:
+        return []
+    if isinstance(value, dict):
+        return [(f"{name}.{k}", json.dumps(_redacted(v), sort_keys=True, default=str))
+                for k, v in sorted(value.items()) if v is not None]  # fmt: skip
+    return [(name, json.dumps(_redacted(value), sort_keys=True, default=str))]
+
+
+def _experiment(
+    spec: dict[str, Any], settings: frozenset[str] = frozenset()
+) -> tuple[tuple[str, str], ...]:
+    """Every field of the spec beyond the task, its arguments and the model, as (name, JSON).
+
+    The whole spec less `SPEC_SETTINGS`, less the config's and generate config's settings, and
+    less `settings` (the design's), named whole (`config.max_samples`) or by their last part.
+    """
     out: list[tuple[str, str]] = []
-    config = spec.get("config") or {}
-    for key in EXPERIMENT_CONFIG:
-        value = config.get(key)
-        if key == "epochs" and value is None:
-            value = 1
-        if value is not None:
-            out.append((f"config.{key}", redact(key, value)))
+    config = dict(spec.get("config") or {})
+    config["epochs"] = config.get("epochs") or 1
+    for key, value in sorted(config.items()):
+        if key not in CONFIG_SETTINGS:
+            out += _entries(f"config.{key}", value)
     generate = spec.get("model_generate_config") or {}
     for key, value in sorted(generate.items()):
-        if key not in GENERATE_SETTINGS and key != REPLICATE_FIELD and value is not None:
-            out.append((f"generate.{key}", redact(key, value)))
-    if spec.get("solver"):
-        out.append(("solver", json.dumps(spec["solver"])))
-        out += [
-            (f"solver_args.{k}", v) for k, v in _canonical(spec.get("solver_args"), frozenset())
-        ]
+        if key not in GENERATE_SETTINGS and key != REPLICATE_FIELD:
+            out += _entries(f"generate.{key}", value)
+    dataset = spec.get("dataset") or {}
+    for key, value in sorted(dataset.items()):
+        if key not in DATASET_SETTINGS and value not in (None, False):
+            out += _entries(f"dataset.{key}", value)
     scorers = [
         {"name": s.get("name"), "options": s.get("options") or {}}
         for s in spec.get("scorers") or []
         if isinstance(s, dict)
     ]
     if scorers:
-        out.append(("scorers", json.dumps(scorers, sort_keys=True, default=str)))
-    if spec.get("task_version") not in (None, 0, "0"):
-        out.append(("task_version", json.dumps(spec["task_version"])))
-    return tuple(sorted(out))
+        out.append(("scorers", json.dumps(_redacted(scorers), sort_keys=True, default=str)))
+    for key, value in sorted(spec.items()):
+        if key in SPEC_SETTINGS or key in SPEC_READ:
+            continue
+        if key == "task_version" and value in (0, "0"):
+            continue
+        out += _entries(key, value)
+    return tuple(sorted((k, v) for k, v in out
+                        if k not in settings and k.rsplit(".", 1)[-1] not in settings))  # fmt: skip
+
+
+def _model_args(spec: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The model's arguments, with its base URL where one was given: one arm of a comparison."""
+    args = _canonical(spec.get("model_args"), frozenset())
+    if spec.get("model_base_url"):
+        url = ("model_base_url", redact("model_base_url", spec["model_base_url"]))
+        args = tuple(sorted((*args, url)))
+    return args
 
 
 def _stopping_metadata(header: dict[str, Any]) -> dict[str, Any]:
@@ -413,7 +479,7 @@ def identity_of(
         # content hash is the one made of the whole dataset before the run
         digest = mine
     seed = (spec.get("model_generate_config") or {}).get(REPLICATE_FIELD)
-    experiment = _experiment(spec)
+    experiment = _experiment(spec, design.settings)
     sequential = meta.get("harness_sequential")
     if isinstance(sequential, dict):
         settings = {k: v for k, v in sequential.items() if k not in ("orders", "method")}
@@ -426,7 +492,7 @@ def identity_of(
         sample_hash=digest,
         n_ids=n_ids,
         model=str(spec["model"]),
-        model_args=_canonical(spec.get("model_args"), frozenset()),
+        model_args=_model_args(spec),
         experiment=experiment,
         replicate="" if seed is None else json.dumps(seed),
     )

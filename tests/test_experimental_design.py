@@ -124,6 +124,92 @@ def test_one_epoch_and_three_epochs_with_a_seed_are_neither_superseded_nor_paire
     assert any("config.epochs 1 vs 3" in n.reason for n in report.not_comparable)
 
 
+# inspect 0.3.285's EvalSpec and EvalConfig fields: a field a later inspect adds fails here, and
+# is part of the identity until harness.logs lists it as a setting
+EVAL_SPEC_FIELDS = {
+    "eval_set_id", "eval_id", "run_id", "created", "task", "task_id", "task_version",
+    "task_file", "task_display_name", "task_description", "task_registry_name", "task_attribs",
+    "task_args", "task_args_passed", "solver", "solver_args", "solver_args_passed", "tags",
+    "dataset", "sandbox", "model", "model_generate_config", "model_base_url", "model_args",
+    "model_roles", "config", "revision", "packages", "metadata", "viewer", "scorers", "metrics",
+    "headline_metric", "shards",
+}  # fmt: skip
+EVAL_CONFIG_FIELDS = {
+    "limit", "sample_id", "sample_shuffle", "epochs", "epochs_reducer", "approval", "review",
+    "sentinel", "notification", "fail_on_error", "continue_on_fail", "retry_on_error",
+    "score_on_error", "message_limit", "token_limit", "token_limit_type", "turn_limit",
+    "time_limit", "working_limit", "cost_limit", "max_samples", "max_dataset_memory",
+    "max_tasks", "max_subprocesses", "max_sandboxes", "sandbox_cleanup", "sandbox_prebuilt",
+    "log_samples", "log_realtime", "log_images", "log_model_api", "log_buffer", "log_shared",
+    "score_display", "acp_server",
+}  # fmt: skip
+
+
+def test_the_identity_is_the_whole_eval_spec_less_its_listed_settings():
+    from inspect_ai.log import EvalConfig, EvalSpec
+
+    from harness.logs import CONFIG_SETTINGS, SPEC_READ, SPEC_SETTINGS
+
+    assert set(EvalSpec.model_fields) == EVAL_SPEC_FIELDS
+    assert set(EvalConfig.model_fields) == EVAL_CONFIG_FIELDS
+    assert SPEC_SETTINGS <= EVAL_SPEC_FIELDS and SPEC_READ <= EVAL_SPEC_FIELDS
+    assert CONFIG_SETTINGS <= EVAL_CONFIG_FIELDS
+    base = identity_of(_spec(), ["a", "b"], SUMMARIES)
+    for name in sorted(EVAL_SPEC_FIELDS - SPEC_SETTINGS - {"config", "dataset", "metadata"}):
+        value = [{"name": "changed"}] if name == "scorers" else {"x": "changed"}
+        other = identity_of(_spec(**{name: value}), ["a", "b"], SUMMARIES)
+        assert other.full != base.full, name  # a new value in any field tells the runs apart
+    for name in sorted(EVAL_CONFIG_FIELDS - CONFIG_SETTINGS):
+        other = identity_of(_spec(config={"epochs": 1, name: 7}), ["a", "b"], SUMMARIES)
+        assert other.comparable != base.comparable, name
+    for name in sorted(SPEC_SETTINGS - {"metadata"}):
+        assert identity_of(_spec(**{name: "x"}), ["a", "b"], SUMMARIES) == base, name
+
+
+def _kept_apart(a: dict, b: dict, summaries=SUMMARIES) -> None:
+    """Two logs of these specs: both used (neither superseded), and not one configuration."""
+    from harness.logs import select_logs
+
+    ia, ib = identity_of(a, ["a", "b"], summaries), identity_of(b, ["a", "b"], summaries)
+    assert ia.configuration != ib.configuration
+    records = [LogRecord(f"{i}.eval", ident, f"2026-01-0{i}", {}, (_sample("a", 1, 1),))
+               for i, ident in enumerate((ia, ib), start=1)]  # fmt: skip
+    selection = select_logs(records)
+    assert len(selection.used) == 2 and not selection.left_out
+
+
+def test_a_model_role_base_url_limit_or_sandbox_keeps_two_logs_apart():
+    role = {"grader": {"model": "openai/gpt-4o-mini", "args": {"api_key": "sk-abcdefghijklmn"}}}
+    other_role = {"grader": {"model": "openai/gpt-4o", "args": {}}}
+    _kept_apart(_spec(model_roles=role), _spec(model_roles=other_role))
+    assert "sk-abc" not in str(identity_of(_spec(model_roles=role), ["a"], SUMMARIES))
+    _kept_apart(_spec(model_base_url="http://a:8000/v1"), _spec(model_base_url="http://b/v1"))
+    arm = identity_of(_spec(model_base_url="http://a:8000/v1"), ["a"], SUMMARIES).arm_label
+    assert "http://a:8000/v1" in arm  # two endpoints are two arms, each named
+    _kept_apart(_spec(config={"epochs": 1, "turn_limit": 5}), _spec())
+    _kept_apart(_spec(config={"epochs": 1, "token_limit": 500}), _spec())
+    _kept_apart(_spec(sandbox={"type": "docker", "config": None}),
+                _spec(sandbox={"type": "bwrap", "config": None}))  # fmt: skip
+
+
+def test_one_input_differing_past_character_6000_keeps_two_logs_apart():
+    """The summaries keep 5,120 characters of an input; the full-content hash all of them."""
+    from inspect_ai.dataset import Sample
+
+    from harness.eval.data_content import data_manifest
+
+    long_a, long_b = "x" * 6000 + "a", "x" * 6000 + "b"
+    thinned = [{"id": "a", "input": long_a[:5120], "target": "1"}, SUMMARIES[1]]
+    assert identity_of(_spec(), ["a", "b"], thinned) == identity_of(_spec(), ["a", "b"], thinned)
+    specs = []
+    for text in (long_a, long_b):
+        samples = [Sample(id="a", input=text, target="1"), Sample(id="b", input="2+2=", target="4")]
+        digest = data_manifest(samples)["sha256"][:12]
+        meta = {"harness_suite": "arith", "harness_data_hash": {"arith": digest}}
+        specs.append(_spec(metadata=meta))
+    _kept_apart(*specs, summaries=thinned)
+
+
 # --- 2. the judge correction with errors -------------------------------------------------------
 
 

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 from inspect_ai.dataset import Sample
 
-from harness.eval.manifest import code_hash, data_manifest, judge_manifest, outputs_manifest
+from harness.eval.data_content import data_manifest
+from harness.eval.manifest import code_hash, judge_manifest, outputs_manifest
 
 SCORER = """
 from inspect_ai.scorer import Score, accuracy, scorer
@@ -49,13 +50,41 @@ def test_data_hash_changes_with_one_sample_and_only_that_sample():
     assert data_manifest(target)["sha256"] != base["sha256"]
 
 
-def test_the_data_hash_is_the_run_identitys_hash_function():
-    from harness.logs import data_hash
+def test_the_identitys_data_hash_is_the_manifests_full_content_hash():
+    from harness.eval.manifest import data_identity
 
-    rows = [{"id": s.id, "input": s.input, "choices": None, "target": s.target}
-            for s in _samples()]  # fmt: skip
-    short, _ = data_hash(rows, ["a", "b", "c"])
-    assert data_manifest(_samples())["sha256"].startswith(short)
+    data = data_manifest(_samples())
+    found = data_identity({"tasks": {"t": {"data": data}}})
+    assert found == {"t": data["sha256"][:12]}
+
+
+def test_the_data_hash_reads_images_by_their_bytes_and_files_by_content(tmp_path):
+    from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+
+    picture = tmp_path / "p.png"
+    picture.write_bytes(b"\x89PNG one")
+
+    def sample() -> Sample:
+        parts = [ContentText(text="what is this?"), ContentImage(image=str(picture))]
+        return Sample(id="a", input=[ChatMessageUser(content=parts)], target="cat",
+                      files={"notes.txt": str(picture)})  # fmt: skip
+
+    first = data_manifest([sample()])
+    assert data_manifest([sample()])["sha256"] == first["sha256"]  # message ids left out
+    picture.write_bytes(b"\x89PNG two")  # the same name, other bytes
+    assert data_manifest([sample()])["sha256"] != first["sha256"]
+
+
+def test_the_code_hash_names_the_modules_a_scorer_calls_and_their_packages():
+    from harness.eval.code_closure import code_identity
+    from harness.scorers.math_answer import math_answer
+    from harness.suites.aime import aime2024
+
+    found = code_identity([aime2024, math_answer()])
+    assert {"harness/suites/aime.py", "harness/scorers/math_answer.py",
+            "harness/scorers/answer_extraction.py"} <= set(found["files"])  # fmt: skip
+    assert "harness/cli/run.py" not in found["files"]  # only what the task imports
+    assert {"math_verify", "sympy", "inspect_ai", "python"} <= set(found["packages"])
 
 
 def _plan(template: str) -> SimpleNamespace:
@@ -120,7 +149,9 @@ def test_a_run_writes_its_manifest_outside_the_identity(tmp_path):
     manifest = manifest_of(record)
     assert manifest is not None and manifest.outputs and manifest.prompt
     assert manifest.data["n"] == 4 and len(manifest.output_samples) == 4
-    assert {"scorer", "solver", "task", "model"} <= set(manifest.code)
+    assert {"scorer", "solver", "task", "model", "files"} <= set(manifest.code)
+    assert record.metadata["harness_data_hash"]["arith"] == record.identity.sample_hash
+    assert manifest.data["sha256"].startswith(record.identity.sample_hash)
     assert manifest.packages["inspect_ai"] and "cpu" in manifest.hardware
     assert OUTPUTS_KEY not in record.metadata and OUTPUTS_KEY in record.current_metadata
     spec_without = {"task": "arith", "model": "scripted/x", "metadata": {"harness_suite": "arith"}}

@@ -18,11 +18,14 @@ from harness.errors import exit_on_usage_error
 )  # fmt: skip
 @exit_on_usage_error
 def reproduce(log: str, limit: int | None, log_dir: str | None) -> None:
-    """Run LOG's configuration again; exit 0 when nothing drifted, 1 when something did."""
+    """Run LOG's configuration again and say what drifted.
+
+    Exit 0 when nothing drifted, 1 when something did, 3 when nothing did in what an older
+    manifest let be compared.
+    """
     from harness.eval.reproduce import reproduce as run
 
     result = run(log, limit, log_dir)
     for line in result.lines():
         click.echo(line)
-    if result.drifted:
-        sys.exit(1)
+    sys.exit(result.exit_code)

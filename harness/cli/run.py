@@ -276,11 +276,11 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     connections = req.max_connections or max(m.api.max_connections() for m in models)
     epochs = Epochs(req.epochs, ["mean", pass_at(req.epochs)]) if req.epochs > 1 else None
     set_aside_unreadable_logs(req.log_dir)
-    from harness.eval.manifest import MANIFEST_KEY, run_manifest, write_outputs
+    from harness.eval.manifest import MANIFEST_KEY, data_identity, run_manifest, write_outputs
 
-    extra: dict[str, Any] = {
-        MANIFEST_KEY: run_manifest(tasks, functions, models, req.task_args, req.limit)
-    }
+    manifest = run_manifest(tasks, functions, models, req.task_args, req.limit)
+    # the identity's data hash over the samples' full content (never the log's thinned copy)
+    extra: dict[str, Any] = {MANIFEST_KEY: manifest, "harness_data_hash": data_identity(manifest)}
     if req.until is not None:
         from harness.board.live_run import decided_tasks
 

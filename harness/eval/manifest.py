@@ -39,12 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.eval.code_closure import code_identity
+from harness.eval.data_content import IDENTITY_DIGITS, SAMPLE_DIGITS, data_manifest
+
 MANIFEST_KEY = "harness_manifest"  # eval metadata, written before the run
 OUTPUTS_KEY = "harness_manifest_outputs"  # a post-run metadata edit of the log
-VERSION = 1
-SAMPLE_DIGITS = 10  # hex digits of one sample's digest: enough to tell samples apart
-PACKAGES = ("inspect_ai", "harness", "numpy", "scipy", "torch", "transformers", "datasets",
-            "openai", "anthropic", "vllm", "triton")  # fmt: skip
+# 1: data hashed as the summaries hold it; code as the scorer's, solver's and task's files;
+# a fixed list of packages. 2: the whole samples; every harness file imported; every
+# distribution imported, with its dependencies (harness.eval.data_content, .code_closure).
+VERSION = 2
+PACKAGES = ("inspect_ai",)  # the environment's packages; each task and model adds its own
 MAX_SOURCE_DEPTH = 3  # closures followed from a scorer or solver to the functions it wraps
 
 
@@ -59,25 +63,13 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
 
 
-def _sample_fields(sample: Any) -> dict[str, Any]:
-    """A dataset sample as the log's summary holds it (input messages as JSON)."""
-    value = sample.input
-    if not isinstance(value, str):
-        value = [m.model_dump(mode="json", exclude_none=True) for m in value]
-    return {"id": sample.id, "input": value, "choices": sample.choices, "target": sample.target}
+def data_identity(manifest: dict[str, Any]) -> dict[str, str]:
+    """The eval metadata `harness_data_hash`: each task's full-content data hash.
 
-
-def data_manifest(samples: Sequence[Any]) -> dict[str, Any]:
-    """The data's SHA-256 and each sample's digest, by the run identity's hash function."""
-    from harness.logs import data_hash
-
-    rows = [_sample_fields(s) for s in samples]
-    ids = [str(r["id"]) for r in rows]
-    whole, n = data_hash(rows, ids, digits=64)
-    per_sample = {
-        i: data_hash([r], [i], digits=SAMPLE_DIGITS)[0] for i, r in zip(ids, rows, strict=True)
-    }
-    return {"sha256": whole, "n": n, "per_sample": per_sample}
+    The run identity (`harness.logs.identity_of`) takes it in place of the summaries' hash.
+    """
+    return {name: str(task["data"]["sha256"])[:IDENTITY_DIGITS]
+            for name, task in manifest["tasks"].items()}  # fmt: skip
 
 
 def _functions(obj: Any, depth: int) -> Iterable[Any]:
@@ -169,16 +161,21 @@ def sandbox_manifest(sandbox: Any) -> dict[str, Any]:
 
 
 def task_manifest(task: Any, function: Any, task_args: dict[str, Any], limit: int | None) -> dict:
-    """One task's data, code, judge and sandbox hashes, from the task object that will run."""
-    samples = list(task.dataset)[: limit or None]
+    """One task's data, code, packages, judge and sandbox, from the task object that will run."""
+    dataset = list(task.dataset)
     scorers = task.scorer or []
+    scorers = scorers if isinstance(scorers, list) else [scorers]
+    ran = code_identity([function, task.solver, *scorers])
     return {
-        "data": data_manifest(samples),
+        "data": data_manifest(dataset[: limit or None], dataset),
         "code": {
-            "scorer": code_hash(scorers if isinstance(scorers, list) else [scorers]),
+            "scorer": code_hash(scorers),
             "solver": code_hash([task.solver]),
             "task": code_hash([function]),
+            "sha256": ran["sha256"],
+            "files": ran["files"],
         },
+        "packages": ran["packages"],
         "judge": judge_manifest(task_args),
         "sandbox": sandbox_manifest(task.sandbox),
     }
@@ -243,9 +240,14 @@ def environment() -> dict[str, Any]:
             "packages": versions, "hardware": hardware()}  # fmt: skip
 
 
-def model_code(models: Sequence[Any]) -> dict[str, str]:
-    """SHA-256 of each model provider's source, by the model's name in the log."""
-    return {str(m): code_hash([type(m.api)]) for m in models}
+def model_code(models: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Each model provider's code, by the model's name in the log.
+
+    The SHA-256 of its class's source (`source`), and the files and packages it imports
+    (`harness.eval.code_closure`).
+    """
+    return {str(m): {"source": code_hash([type(m.api)]), **code_identity([type(m.api)])}
+            for m in models}  # fmt: skip
 
 
 def run_manifest(
@@ -340,6 +342,7 @@ class Manifest:
     packages: dict[str, str]  # versions
     hardware: dict[str, Any]  # cpu, cores, gpus
     extra: dict[str, Any] = field(default_factory=dict)  # the outputs edit's note
+    version: int = VERSION  # the manifest's version (1: thinner; see VERSION), not in as_dict
 
     def as_dict(self, per_sample: bool = False) -> dict[str, Any]:
         """The manifest as JSON-ready data; per-sample digests only when asked."""
@@ -376,7 +379,15 @@ def manifest_of(record: Any) -> Manifest | None:
     model_spec = record.identity.model
     models = before.get("models") if isinstance(before.get("models"), dict) else {}
     code = dict(mine.get("code") or {})
-    code["model"] = models.get(model_spec)
+    packages = dict(env.get("packages") or {})
+    packages.update(mine.get("packages") or {})
+    model = models.get(model_spec)
+    if isinstance(model, dict):  # version 2: the provider's files and packages join the task's
+        code["model"] = model.get("source")
+        code["files"] = {**(code.get("files") or {}), **(model.get("files") or {})}
+        packages.update(model.get("packages") or {})
+    else:
+        code["model"] = model
     return Manifest(
         task=record.task,
         model=model_spec,
@@ -388,7 +399,8 @@ def manifest_of(record: Any) -> Manifest | None:
         judge=dict(mine.get("judge") or {}),
         sandbox=dict(mine.get("sandbox") or {}),
         harness=dict(env.get("harness") or {}),
-        packages=dict(env.get("packages") or {}),
+        packages=packages,
         hardware=dict(env.get("hardware") or {}),
         extra={"outputs_written": after.get("written")} if after else {},
+        version=int(before.get("version") or 1) if str(before.get("version")).isdigit() else 1,
     )

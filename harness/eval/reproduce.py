@@ -1,42 +1,36 @@
-"""`harness reproduce LOG`: run a log's configuration again and say what drifted, field by field.
+"""`harness reproduce LOG`: run a log's configuration again and say, field by field, what drifted.
 
-The configuration comes from the log itself (suite, task arguments, model and its arguments,
-epochs, seed, the samples' limit); the comparison from the two manifests (`harness.eval.manifest`):
+The configuration comes from the log itself (suite, task arguments, model, its arguments and
+base URL, epochs, seed, the samples' limit); the comparison from the two manifests, field by
+field (`harness.eval.drift`): data (every sample's full content, the whole hash and the count),
+prompt, code (every harness file the task, scorers, solvers and model provider import), judge,
+sandbox, packages (every distribution imported, with its dependencies) and outputs. harness
+(version, commit) and hardware are shown, not counted.
 
-- data, prompt, code (scorer, solver, task, model provider), judge, sandbox and packages: the
-  hashes (and versions) before and after; any difference is a drift, named with what changed;
-- outputs: the per-sample output digests on the sample-epochs both runs have; a deterministic
-  model (`scripted/`, greedy `local/` models) reproduces them exactly;
-- harness (version, commit, dirty) and hardware are shown, not counted: a later commit whose
-  code hashes are the same is the same experiment;
-- the score: the new one inside or outside the old 95% interval.
+The verdict: "nothing drifted" only when all of those match (exit 0); any drift is named and
+exits 1 (outputs alone: said so, a nondeterministic model's expected drift, with whether the
+new score lies in the old interval); nothing drifted in what could be compared, but an older
+manifest left something unchecked: named, exit 3.
 
-With `--limit N` below the old run's samples, the data and outputs are compared on the samples
-both runs have. The new log goes to a folder of its own, never one holding logs: `eval_set`
-would otherwise reuse the old log and report a reproduction that never ran.
+The flow is small steps (`load`, `request_for`, `fresh_log_dir`, `run_again`, `compare`) so that
+a step can go between them. The new log goes to a folder of its own, never one holding logs:
+`eval_set` would otherwise reuse the old log and report a reproduction that never ran.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from harness.errors import HarnessUsageError
+from harness.eval.drift import DRIFTS, SHOWN, FieldDrift, compare_manifests
 from harness.eval.manifest import Manifest, manifest_of
 
-Status = Literal["same", "drifted", "differs", "not compared"]
-DRIFTS = ("data", "prompt", "code", "judge", "sandbox", "packages", "outputs")
-SHOWN = ("harness", "hardware")  # shown, never counted as drift
+__all__ = ["DRIFTS", "SHOWN", "FieldDrift", "Reproduction", "compare_manifests", "reproduce"]
 
-
-@dataclass(frozen=True)
-class FieldDrift:
-    """One field of the manifest, old against new."""
-
-    field: str  # data, prompt, code, judge, sandbox, packages, outputs, harness, hardware
-    status: Status  # "same", "drifted" (counted), "differs" (shown only), "not compared"
-    detail: str  # what changed, or what was compared
+EXIT_DRIFTED = 1  # something drifted
+EXIT_UNCHECKED = 3  # nothing drifted in what was compared, but something could not be
 
 
 @dataclass(frozen=True)
@@ -56,69 +50,45 @@ class Reproduction:
         """The fields that drifted."""
         return tuple(f.field for f in self.fields if f.status == "drifted")
 
+    @property
+    def unchecked(self) -> tuple[str, ...]:
+        """The counted fields that could not be compared, or only in part."""
+        partial = ("not compared", "partly compared")
+        return tuple(f.field for f in self.fields if f.field in DRIFTS and f.status in partial)
+
+    @property
+    def exit_code(self) -> int:
+        """0: nothing drifted; 1: something drifted; 3: nothing drifted, not all checked."""
+        if self.drifted:
+            return EXIT_DRIFTED
+        return EXIT_UNCHECKED if self.unchecked else 0
+
+    def verdict(self) -> list[str]:
+        """The last lines: what drifted, or that nothing did, and what was not checked."""
+        where = "inside" if self.inside else "OUTSIDE"
+        if self.drifted == ("outputs",):
+            out = [f"drifted: outputs only: the same data, prompt, code, packages, judge and "
+                   f"sandbox gave other outputs (a nondeterministic model or provider: the one "
+                   f"drift to expect); the new score is {where} the old 95% interval"]  # fmt: skip
+        elif self.drifted:
+            out = ["drifted: " + ", ".join(self.drifted)]
+        elif self.unchecked:
+            out = ["drifted: none found in what could be compared"]
+        else:
+            out = ["nothing drifted"]
+        if self.unchecked:
+            out.insert(0, "not checked: " + ", ".join(self.unchecked) + " (see above)")
+        return out
+
     def lines(self) -> list[str]:
         """The report, one line per field, then the score and the verdict."""
         out = [f"reproduced {self.old_log}", f"      as {self.new_log}"]
-        out += [f"{f.field:<9} {f.status:<12} {f.detail}" for f in self.fields]
+        out += [f"{f.field:<9} {f.status:<15} {f.detail}" for f in self.fields]
         low, high = self.old_score[1], self.old_score[2]
         where = "inside" if self.inside else "OUTSIDE"
         out.append(f"score     {self.metric} {self.new_score:.3f}, {where} the old 95% interval "
                    f"[{low:.3f}, {high:.3f}] (old {self.old_score[0]:.3f})")  # fmt: skip
-        out.append("drifted: " + (", ".join(self.drifted) or "nothing"))
-        return out
-
-
-def _short(h: Any) -> str:
-    return str(h)[:12] if h else "none"
-
-
-def _compare_hash(name: str, old: Any, new: Any) -> FieldDrift:
-    if old is None or new is None:
-        return FieldDrift(name, "not compared", "not in both manifests")
-    if old == new:
-        return FieldDrift(name, "same", f"sha256 {_short(old)}")
-    return FieldDrift(name, "drifted", f"{_short(old)} -> {_short(new)}")
-
-
-def _compare_dict(name: str, old: dict[str, Any], new: dict[str, Any]) -> FieldDrift:
-    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    if not keys:
-        return FieldDrift(name, "same", ", ".join(sorted(old)) or "(none)")
-    shown = "; ".join(f"{k} {_short(old.get(k))} -> {_short(new.get(k))}" for k in keys)
-    return FieldDrift(name, "drifted", shown)
-
-
-def _compare_samples(name: str, old: dict[str, str], new: dict[str, str], what: str) -> FieldDrift:
-    shared = sorted(set(old) & set(new))
-    if not shared:
-        return FieldDrift(name, "not compared", f"no {what} in both runs")
-    differ = [k for k in shared if old[k] != new[k]]
-    if differ:
-        return FieldDrift(name, "drifted", f"{len(differ)} of {len(shared)} {what} differ "
-                          f"(first: {differ[0]})")  # fmt: skip
-    whole = "" if len(shared) == len(old) else f" (of the old run's {len(old)})"
-    return FieldDrift(name, "same", f"exact on {len(shared)} {what}{whole}")
-
-
-def compare_manifests(old: Manifest, new: Manifest) -> tuple[FieldDrift, ...]:
-    """Every field of two manifests: drifts first, then what is shown only."""
-    fields = [
-        _compare_samples("data", old.data.get("per_sample") or {},
-                         new.data.get("per_sample") or {}, "samples"),
-        _compare_hash("prompt", old.prompt, new.prompt),
-        _compare_dict("code", old.code, new.code),
-        _compare_dict("judge", old.judge, new.judge),
-        _compare_dict("sandbox", old.sandbox, new.sandbox),
-        _compare_dict("packages", old.packages, new.packages),
-        _compare_samples("outputs", old.output_samples, new.output_samples, "sample-epochs"),
-    ]  # fmt: skip
-    for name, a, b in (("harness", old.harness, new.harness),
-                       ("hardware", old.hardware, new.hardware)):  # fmt: skip
-        drift = _compare_dict(name, a, b)
-        fields.append(FieldDrift(name, "differs" if drift.status == "drifted" else "same",
-                                 drift.detail + (" (shown, not a drift)" if drift.status ==
-                                                 "drifted" else "")))  # fmt: skip
-    return tuple(fields)
+        return out + self.verdict()
 
 
 def no_manifest_message(path: str, record: Any) -> str:
@@ -159,6 +129,9 @@ def request_for(path: str, limit: int | None, log_dir: str) -> Any:
         raise HarnessUsageError(f"{path}: not written by `harness eval` (no harness_suite)")
     task_args = dict(spec.task_args or {})
     data_dir = task_args.pop("data_dir", None)
+    model_args = dict(spec.model_args or {})
+    if spec.model_base_url:  # the endpoint the model was asked at
+        model_args.setdefault("base_url", spec.model_base_url)
     return EvalRequest(
         suite=str(suite),
         models=(str(spec.model),),
@@ -168,7 +141,7 @@ def request_for(path: str, limit: int | None, log_dir: str) -> Any:
         log_dir=log_dir,
         data_dir=data_dir,
         task_args=task_args,
-        model_args=dict(spec.model_args or {}),
+        model_args=model_args,
         display="none",
         only_task=str(spec.task).split("/")[-1],
     )
@@ -190,20 +163,22 @@ def fresh_log_dir(path: str, log_dir: str | None) -> str:
     return log_dir
 
 
-def reproduce(path: str, limit: int | None = None, log_dir: str | None = None) -> Reproduction:
-    """Run the configuration of the log at `path` again and compare the two manifests."""
+def run_again(path: str, record: Any, req: Any) -> tuple[Any, list[Any]]:
+    """Run the request; the new log's record and the summary rows, or a usage error."""
     from harness.cli.run import run_eval_records
-    from harness.report.scores import score_rows
 
-    if limit is not None and limit < 1:
-        raise HarnessUsageError(f"--limit must be at least 1, got {limit}")
-    record, old = load(path)
-    req = request_for(path, limit, fresh_log_dir(path, log_dir))
     ok, rows, records = run_eval_records(req)
     mine = [r for r in records if r.task == record.task]
     if not ok or not mine:
         raise HarnessUsageError(f"the new run of {path} did not finish; see {req.log_dir}")
-    new_record = mine[0]
+    return mine[0], rows
+
+
+def compare(path: str, record: Any, old: Manifest, new_record: Any, rows: list[Any],
+            limited: bool) -> Reproduction:  # fmt: skip
+    """The two manifests and scores compared."""
+    from harness.report.scores import score_rows
+
     new = manifest_of(new_record)
     if new is None:
         raise ValueError(f"the new log {new_record.path} has no manifest")
@@ -211,7 +186,18 @@ def reproduce(path: str, limit: int | None = None, log_dir: str | None = None) -
     new_row = next(r for r in rows if r.task == record.task and r.metric == old_row.metric)
     inside = old_row.ci_low <= new_row.value <= old_row.ci_high
     return Reproduction(
-        old_log=path, new_log=new_record.path, fields=compare_manifests(old, new),
+        old_log=path, new_log=new_record.path, fields=compare_manifests(old, new, limited),
         metric=old_row.metric, old_score=(old_row.value, old_row.ci_low, old_row.ci_high),
         new_score=new_row.value, inside=inside,
     )  # fmt: skip
+
+
+def reproduce(path: str, limit: int | None = None, log_dir: str | None = None) -> Reproduction:
+    """Run the configuration of the log at `path` again and compare the two manifests."""
+    if limit is not None and limit < 1:
+        raise HarnessUsageError(f"--limit must be at least 1, got {limit}")
+    record, old = load(path)
+    req = request_for(path, limit, fresh_log_dir(path, log_dir))
+    new_record, rows = run_again(path, record, req)
+    limited = limit is not None and limit < int(old.data.get("n") or 0)
+    return compare(path, record, old, new_record, rows, limited)
