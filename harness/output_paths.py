@@ -90,22 +90,101 @@ def report_mark(files: Iterable[str]) -> str:
     return f"{REPORT_MARK}: files {names} -->" if names else f"{REPORT_MARK} -->"
 
 
-def _marked_files(path: Path, head_bytes: int = 64 * 1024) -> set[str] | None:
-    """The files a marked report lists beside it; None for a file without the mark."""
+def _head(path: Path, head_bytes: int) -> str | None:
+    """The first bytes of a regular file, never following a link or blocking on a FIFO."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO never blocks
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(path, flags)
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return None
-            head = f.read(head_bytes).decode("utf-8", "replace")
+            return f.read(head_bytes).decode("utf-8", "replace")
     except OSError:
+        return None
+
+
+def _marked_files(path: Path, head_bytes: int = 64 * 1024) -> set[str] | None:
+    """The files a marked report lists beside it; None for a file without the mark.
+
+    The mark counts only where the harness writes it: the whole first line (the second after
+    an HTML doctype), or a JSON report's first key. A user's notes that quote the mark further
+    down are the user's.
+    """
+    head = _head(path, head_bytes)
+    if head is None:
         return None
     if head.startswith('{\n  "written_by": "harness report"'):
         return set()
-    match = _MARK_LINE.search(head)
+    lines = head.split("\n", 2)
+    first = lines[0].rstrip("\r")
+    if first.lstrip().lower().startswith("<!doctype") and len(lines) > 1:
+        first = lines[1].rstrip("\r")
+    match = _MARK_LINE.fullmatch(first)
     if match is None:
         return None
     return set((match.group(1) or "").split())
+
+
+def written_by(path: Path, mark: str) -> bool:
+    """Whether a JSON or CSV file starts with the harness's `written_by` mark for `mark`.
+
+    The mark is the file's first key (`{"written_by": MARK` compact or indented), or its first
+    line (`# written by MARK`): never a quote of it further down.
+    """
+    head = _head(path, 256)
+    if head is None:
+        return False
+    starts = (
+        f'{{"written_by": "{mark}"',
+        f'{{\n  "written_by": "{mark}"',
+        f"# written by {mark}\n",
+    )
+    return head.startswith(starts)
+
+
+def refuse_link(path: Path, what: str, target: str) -> None:
+    """A usage error when `path` is a symbolic link: the harness never writes through one."""
+    if path.is_symlink():
+        raise HarnessUsageError(
+            f"{what} '{target}': '{path}' is a link; the harness never writes through a link, "
+            "not even with --force: remove the link or name another file"
+        )
+
+
+def data_file(path: str, what: str, *, force: bool, mark: str | None) -> Path:
+    """Check an output file of data (JSON, CSV) before any work, by the rule reports follow.
+
+    Raises:
+        HarnessUsageError: the name is empty; the path is a link, a folder, a device, a FIFO
+            or a log; its folder does not exist; or it exists without the harness's mark on
+            its first line (`written_by`; a file with no mark, `mark` None, always needs it)
+            and `--force` is not given.
+
+    """
+    if not path.strip():
+        raise HarnessUsageError(f"{what} is empty; name a file")
+    out = Path(path)
+    refuse_link(out, what, path)
+    try:
+        info = os.stat(out)
+    except FileNotFoundError:
+        info = None
+    except OSError as ex:
+        raise HarnessUsageError(f"{what} '{path}' cannot be used ({ex.strerror})") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise HarnessUsageError(f"{what} '{path}' is not a regular file; name a file")
+    if info is not None and is_log(out):
+        raise HarnessUsageError(
+            f"{what} '{path}' is an inspect log, which is never replaced; name another file"
+        )
+    if info is not None and not force and (mark is None or not written_by(out, mark)):
+        raise HarnessUsageError(
+            f"{what} '{path}' exists and was not written by {mark or 'harness'}; name another "
+            "file, or pass --force to replace it"
+        )
+    if not out.parent.is_dir():
+        raise HarnessUsageError(f"{what} '{path}': folder '{out.parent}' does not exist")
+    return out
 
 
 def is_harness_report(path: Path) -> bool:
@@ -125,8 +204,9 @@ def report_file(path: str, what: str, *, force: bool, fmt: str) -> OutputFile:
     if not path.strip():
         raise HarnessUsageError(f"{what} is empty; name the report file, e.g. report.{fmt}")
     file = Path(path)
+    refuse_link(file, what, path)
     try:
-        info = os.stat(file)  # follows a link: what a write would reach
+        info = os.stat(file)
     except FileNotFoundError:
         info = None
     except OSError as ex:
@@ -155,9 +235,12 @@ def report_file(path: str, what: str, *, force: bool, fmt: str) -> OutputFile:
         if sibling.suffix in (".md", ".html", ".json") and sibling.is_file():
             listed |= _marked_files(sibling) or set()
     for other in siblings:
-        if other == file or other.suffix not in (".png", ".svg") or other.name in listed:
+        if other == file or other.suffix not in (".png", ".svg"):
             continue
-        if other.is_file() or other.is_symlink():
+        refuse_link(other, what, path)  # a plot a report writes: the same rule, listed or not
+        if other.name in listed:
+            continue
+        if other.is_file():
             replaced.append(str(other))
     if replaced and not force:
         raise HarnessUsageError(

@@ -26,6 +26,7 @@ from typing import TextIO
 import numpy as np
 
 from harness.errors import HarnessUsageError
+from harness.spreadsheet import csv_cell, csv_text
 
 COLUMNS = ("model", "item", "score")
 CLUSTER = "cluster"  # the optional column naming each item's cluster
@@ -146,7 +147,7 @@ def read_board(path: str, *, min_models: int = 2) -> Board:
                 for name, value in zip(COLUMNS, got, strict=True):
                     if not value:
                         raise HarnessUsageError(f"{where}: the {name} cell is empty")
-                model, item, text = got
+                model, item, text = csv_text(got[0]), csv_text(got[1]), got[2]
                 value = _score(text, where)
                 if (model, item) in first_line:
                     raise HarnessUsageError(
@@ -174,7 +175,7 @@ def read_board(path: str, *, min_models: int = 2) -> Board:
 def _cluster(row: list[str], at: int, item: str, seen: dict[str, tuple[str, int]], line: int,
              where: str) -> None:  # fmt: skip
     """Record the row's cluster for its item: one line per mistake."""
-    label = row[at].strip() if at < len(row) else ""
+    label = csv_text(row[at].strip()) if at < len(row) else ""
     if not label:
         raise HarnessUsageError(f"{where}: the cluster cell is empty (a board with a cluster "
                                 "column names one on every row)")  # fmt: skip
@@ -235,8 +236,8 @@ def write_board(board: Board, out: Path | None) -> None:
         writer.writerow(COLUMNS if labels is None else (*COLUMNS, CLUSTER))
         for model, row in zip(board.models, board.scores, strict=True):
             for i, (item, value) in enumerate(zip(board.items, row.tolist(), strict=True)):
-                cells = (model, item, repr(float(value)))
-                writer.writerow(cells if labels is None else (*cells, labels[i]))
+                cells = (csv_cell(model), csv_cell(item), repr(float(value)))
+                writer.writerow(cells if labels is None else (*cells, csv_cell(labels[i])))
 
     if out is None:
         rows(sys.stdout)

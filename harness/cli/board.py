@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import click
 
 from harness.errors import HarnessUsageError, exit_on_usage_error
-from harness.output_paths import is_log
 
 JSON_MARK = "harness board replay"
 
@@ -22,35 +19,10 @@ def board() -> None:
 
 
 def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
-    """Check an output file before any work: never a folder, device or a file we did not write.
+    """Check an output file before any work, by the rule every output file follows."""
+    from harness.output_paths import data_file
 
-    A JSON file that starts with our mark may be replaced; anything else needs --force.
-    """
-    if not path.strip():
-        raise HarnessUsageError(f"{what} is empty; name a file")
-    out = Path(path)
-    try:
-        info = os.stat(out)
-    except FileNotFoundError:
-        info = None
-    except OSError as ex:
-        raise HarnessUsageError(f"{what} '{path}' cannot be used ({ex.strerror})") from None
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise HarnessUsageError(f"{what} '{path}' is not a regular file; name a file")
-    if info is not None and is_log(out):
-        raise HarnessUsageError(f"{what} '{path}' is an inspect log, which is never replaced; "
-                                "name another file")  # fmt: skip
-    if info is not None and not force:
-        with open(out, "rb") as f:
-            head = f.read(200)
-        if mark is None or f'"written_by": "{mark}"'.encode() not in head:
-            raise HarnessUsageError(
-                f"{what} '{path}' exists and was not written by harness board; name another "
-                "file, or pass --force to replace it"
-            )
-    if not out.parent.is_dir():
-        raise HarnessUsageError(f"{what} '{path}': folder '{out.parent}' does not exist")
-    return out
+    return data_file(path, what, force=force, mark=mark)
 
 
 @board.command("replay")

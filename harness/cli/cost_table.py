@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.stats.intervals import Interval
+from harness.terminal import printable
 
 
 def print_costs(records: Sequence[Any], console: Console | None = None,
@@ -64,8 +65,9 @@ def print_costs(records: Sequence[Any], console: Console | None = None,
         for _, get, fmt in shown:
             ci = get(r)
             cells.append(ci.method if math.isnan(ci.estimate) else fmt(ci))
-        table.add_row(r.task, labels[r.model], str(r.n), *cells, r.manifest or "none")
+        row = (r.task, labels[r.model], str(r.n), *cells, r.manifest or "none")
+        table.add_row(*(printable(c) for c in row))  # names come from logs: no escapes
     out = console or Console(width=max(100, Console().width))
     out.print(table)
     for line in missing:
-        out.print(f"  {line}", highlight=False, soft_wrap=True)
+        out.print(f"  {printable(line)}", highlight=False, soft_wrap=True)

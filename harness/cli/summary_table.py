@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.cli.run import SummaryRow
+from harness.terminal import printable
 
 
 def short_labels(specs: Sequence[str], names: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -52,9 +53,12 @@ def print_headless(records: Sequence[Any], console: Console | None = None) -> No
     out = console or Console(width=max(100, Console().width))
     for record in records:
         if record.design.headline == ():
+            suite, task, model, path = (
+                printable(x) for x in (record.suite, record.task, record.model, record.path)
+            )
             out.print(
-                f"{record.suite} {record.task} ({record.model}): the result is a table, "
-                f"not one score: `harness report {record.path}` gives the {record.suite} section",
+                f"{suite} {task} ({model}): the result is a table, not one score: "
+                f"`harness report {path}` gives the {suite} section",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -87,10 +91,10 @@ def print_rows(
             f"[{_number(r.ci_low)}, {_number(r.ci_high)}]" if r.ci_low == r.ci_low else "-",
             r.ci_method,
         )
-        table.add_row(*cells)
+        table.add_row(*(printable(c) for c in cells))  # names come from logs: no escapes
     out = console or Console(width=max(100, Console().width))
     out.print(table)
-    shown = [(label, spec) for spec, label in labels.items() if label != spec]
+    shown = [(printable(label), printable(spec)) for spec, label in labels.items() if label != spec]
     if shown:
         out.print("models: " + "; ".join(f"{label} = {spec}" for label, spec in shown),
                   highlight=False, soft_wrap=True)  # fmt: skip

@@ -42,6 +42,7 @@ from harness.leaderboard.svg import forest_svg, heatmap_svg
 from harness.leaderboard.viewer import VIEWER_DIR
 from harness.output_paths import OutputFolder, mark_site, site_folder, unlink_links
 from harness.report.pairs import NotComparable
+from harness.spreadsheet import csv_cell  # noqa: F401 (re-exported: the site writes CSV)
 
 
 @dataclass(frozen=True)
@@ -158,17 +159,6 @@ def to_csv(data: dict[str, Any]) -> str:
             row = {"suite": t["suite"], "task": t["task"], **{k: r[k] for k in fields[2:]}}
             writer.writerow({k: csv_cell(v) for k, v in row.items()})
     return out.getvalue()
-
-
-def csv_cell(value: Any) -> Any:
-    """A text cell a spreadsheet will not run: a leading = + - @, tab or CR gets a `'`.
-
-    Model and task names come from other people's logs; `=HYPERLINK(...)` in a CSV opened in a
-    spreadsheet would be a formula. Numbers are left as they are.
-    """
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 def build_site(

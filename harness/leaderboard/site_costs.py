@@ -9,6 +9,7 @@ suite pages link from the log's row.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 from collections.abc import Iterable
@@ -58,7 +59,10 @@ def write_manifests(records: Iterable[LogRecord], site: Path) -> dict[str, str]:
         if manifest is None:
             continue
         folder.mkdir(exist_ok=True)
-        name = f"{slug(Path(record.path).stem)}.json"
+        # two logs may share a file name in different folders: the name carries a hash of the
+        # whole path, so each row links its own log's manifest
+        tag = hashlib.sha256(record.path.encode()).hexdigest()[:8]
+        name = f"{slug(Path(record.path).stem)}-{tag}.json"
         data = {"digest": manifest.digest, **manifest.as_dict()}
         data["model"] = public_label(str(data["model"]))
         (folder / name).write_text(json.dumps(data, indent=1, default=str))

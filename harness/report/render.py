@@ -16,6 +16,7 @@ from harness.report.pairs import p_text
 from harness.report.sections import (
     html_table,
     markdown_table,
+    markdown_text,
     section_html,
     section_markdown,
     write_plots,
@@ -156,7 +157,7 @@ def to_markdown(data: ReportData, forest: str, plots: list[list[list[str]]]) -> 
     """The report as Markdown, pointing at the plots saved beside it."""
     parts = ["# harness report\n"]
     for heading, caption, head, rows in _tables(data):
-        parts.append(f"\n## {heading}\n\n{caption.rstrip('.')}.\n\n")
+        parts.append(f"\n## {heading}\n\n{markdown_text(caption.rstrip('.'))}.\n\n")
         none = "(none: the logs here are reported in their suites' sections below)"
         parts.append(markdown_table(head, rows) if rows else none)
         parts.append("\n")

@@ -99,11 +99,22 @@ def per_log_section(
     return ReportSection(title, tag, build, view)
 
 
+def markdown_text(text: str) -> str:
+    """Text from logs made inert in Markdown: no raw HTML, no link, no line break.
+
+    A model or task name is another's text: `<img onerror=...>` would run in a viewer that
+    renders HTML, and `[x](javascript:...)` would be a link. `<`, `>` and `&` become entities,
+    `](` loses its meaning, and a newline becomes a space.
+    """
+    text = html.escape(text, quote=False).replace("](", "]\\(")
+    return text.replace("\r", " ").replace("\n", " ")
+
+
 def markdown_table(head: list[str], rows: list[list[str]]) -> str:
-    """A Markdown table; `|` in cells is escaped."""
+    """A Markdown table; every cell inert (`markdown_text`), `|` escaped."""
 
     def cell(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
+        return markdown_text(text).replace("|", "\\|")
 
     lines = ["| " + " | ".join(map(cell, head)) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(map(cell, r)) + " |" for r in rows]
@@ -136,14 +147,15 @@ def section_markdown(output: SectionOutput, plot_files: list[list[str]]) -> str:
     """The section in Markdown, pointing at its plots by file name."""
     if not output.results:
         return ""
-    parts = [f"\n## {output.section.title}\n"]
+    parts = [f"\n## {markdown_text(output.section.title)}\n"]
     for result, files in zip(output.results, plot_files, strict=True):
         view = output.section.view(result)
-        parts.append(f"\n### {view.heading}\n")
+        parts.append(f"\n### {markdown_text(view.heading)}\n")
         for caption, head, rows in view.tables:
-            parts.append(f"\n{caption}.\n\n{markdown_table(head, rows)}\n")
+            parts.append(f"\n{markdown_text(caption)}.\n\n{markdown_table(head, rows)}\n")
         if view.notes:
-            parts.append(f"\n{view.notes_caption}:\n\n" + "".join(f"- {n}\n" for n in view.notes))
+            notes = "".join(f"- {markdown_text(n)}\n" for n in view.notes)
+            parts.append(f"\n{markdown_text(view.notes_caption)}:\n\n" + notes)
         pngs = [f for f in files if f.endswith(".png")]
         for plot, png in zip(view.plots, pngs, strict=False):
             parts.append(f"\n![{plot.alt}]({Path(png).name})\n")
