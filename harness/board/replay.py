@@ -245,13 +245,17 @@ class ReplayResult:
             "difference over its items; the estimand is the mean of cluster means"
         )
 
+    def _target(self) -> str:
+        text = TARGETS[self.target]
+        return text if self.clusters is None else text.replace("items", "clusters")
+
     def summary(self) -> str:
         """The result as text."""
         lines = [
             f"{len(self.models)} models x {self.n_items} items; {self.orders} order(s) from seed "
             f"{self.seed}; alpha {self.alpha:g} over {len(self.pairs)} pairs (Bonferroni over "
             f"confidence sequences); margin +/-{self.margin:g}; budget {self.budget}; target: "
-            f"{TARGETS[self.target]}; {self.method}",
+            f"{self._target()}; {self.method}",
             f"queries used: {self.queries_used:.1f} (sd {self.queries_used_sd:.1f}, range "
             f"{self.queries_used_range[0]}-{self.queries_used_range[1]}) of {self.queries_all} "
             f"(all: {self.queries_all / max(self.queries_used, 1):.2f}x)",
@@ -291,8 +295,10 @@ GUARANTEE = (
     "with probability >= 1 - alpha, every pair's confidence sequence holds the pair's mean "
     "difference (over the items' population, or over the board's items with --target board) "
     "at every item count at once, so every direction and "
-    "every equivalence read from them is right; the fixed-n engine's numbers are not anytime-"
-    "valid"
+    "every equivalence read from them is right, provided the draws are independent: the "
+    "items, or on a clustered board the clusters (one observation per completed cluster, "
+    "the mean being the mean of cluster means); each pair's sequence is at 1 - alpha / pairs; "
+    "the fixed-n engine's numbers are not anytime-valid"
 )
 FIXED_MEANS = (
     "models x the smallest prefix n (of 20 evenly spaced) of the same order at which the "
