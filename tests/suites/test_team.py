@@ -7,7 +7,8 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
-from harness.stats.compare import pair_family
+from harness.stats.compare import one_sided, pair_family
+from harness.stats.design import POSITIVE
 from harness.stats.intervals import clustered_t_interval, ratio_interval, t_interval, wilson
 from harness.stats.resampling import clustered_wilson
 from harness.suites.catalog import get_suite
@@ -99,7 +100,8 @@ def test_one_seed_intervals_are_over_prompts():
     tm = [r for r in runs if r["variant"] == "team"]
     row = rep.rows[0]
     assert row.exact == wilson(sum(r["correct"] for r in van), 60)
-    assert row.tpf == t_interval([r["tpf"] for r in van])
+    # tokens per forward are >= 0: the t interval on the log scale of the mean (issue 40)
+    assert row.tpf == one_sided(t_interval([r["tpf"] for r in van]), POSITIVE)
     (pair,) = rep.pairs
     ratio = ratio_interval([r["tpf"] for r in tm], [r["tpf"] for r in van])
     assert pair.ratios["tpf"] == ratio and pair.exact_diff.method == "mcnemar exact"
@@ -120,7 +122,7 @@ def test_seeds_are_the_clusters():
     row = rep.rows[0]
     assert row.seeds == 3
     assert row.exact == clustered_wilson([float(r["correct"]) for r in van], seeds)
-    assert row.tpf == clustered_t_interval([r["tpf"] for r in van], seeds)
+    assert row.tpf == one_sided(clustered_t_interval([r["tpf"] for r in van], seeds), POSITIVE)
     # pooling 120 prompts as independent gives a narrower interval than the 3 seeds support
     pooled = t_interval([r["tpf"] for r in van])
     assert row.tpf.high - row.tpf.low > 2 * (pooled.high - pooled.low)
