@@ -94,6 +94,10 @@ from harness.errors import exit_on_usage_error
     help="inspect: model prices (YAML or JSON of ModelCost, $ per million tokens).",
 )  # fmt: skip
 @click.option("--cost-limit", type=float, default=None, help="inspect: dollars a sample may spend.")
+@click.option(
+    "--max-work", type=float, default=None, metavar="N",
+    help="Raise a task's work limit (in the unit its refusal names) to N.",
+)  # fmt: skip
 @exit_on_usage_error
 def eval_command(
     suite: str,
@@ -121,6 +125,7 @@ def eval_command(
     history: tuple[str, ...],
     model_cost_config: str | None,
     cost_limit: float | None,
+    max_work: float | None,
 ) -> None:
     """Run a suite on one or more models and print each score with its 95% interval."""
     from harness.cli.kv_args import parse_kv
@@ -167,10 +172,14 @@ def eval_command(
         history=history,
         model_cost_config=model_cost_config,
         cost_limit=cost_limit,
+        max_work=max_work,
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
         ok, rows, records = run_eval_records(request)
+    from harness.report.scores import headline_rows
+
+    rows = headline_rows(rows, records)  # a suite whose result is a table: none, a pointer
     if as_json:
         from harness.report.export import eval_json
 

@@ -57,13 +57,20 @@ class EvalRequest:
     model_cost_config: str | None = None  # inspect's price file (YAML or JSON of ModelCost)
     cost_limit: float | None = None  # inspect's per-sample cost limit in dollars
     only_task: str | None = None  # run this one of the suite's tasks (`harness reproduce`)
+    max_work: float | None = None  # a task's work limit, in its own unit (else its default)
 
 
-def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -> list[Any]:
+def build_tasks(
+    suite: Suite, task_args: dict[str, Any], data_dir: str | None, max_work: float | None = None
+) -> list[Any]:
     """Instantiate the suite's tasks, checking every -T key against the tasks' parameters.
 
     A key goes to each task that takes it; one that no task of the suite takes is an error.
+    Each task checks its arguments' ranges and its work estimate (against `max_work`, else its
+    default limit) before it builds a sample (`harness.suites.arg_ranges`).
     """
+    from harness.suites.arg_ranges import work_limit
+
     functions = suite.tasks
     params = {fn: inspect.signature(fn).parameters for fn in functions}
     known = dict.fromkeys(p for ps in params.values() for p in ps)  # in signature order
@@ -81,7 +88,8 @@ def build_tasks(suite: Suite, task_args: dict[str, Any], data_dir: str | None) -
         if "data_dir" in params[fn] and data_dir is not None:
             args["data_dir"] = data_dir
         try:
-            tasks.append(fn(**args))
+            with work_limit(max_work):
+                tasks.append(fn(**args))
         except ValueError as ex:  # inspect's "dataset is empty", a task's own range check
             raise HarnessUsageError(
                 f"suite '{suite.name}' task '{fn.__name__}' cannot be built from its -T "
@@ -228,7 +236,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
 
     from harness.data import resolve_data_dir
     from harness.logs import BadLog, read_log
-    from harness.report.scores import summary_rows
+    from harness.report.scores import score_rows
 
     if req.epochs < 1:
         raise HarnessUsageError(f"--epochs must be at least 1, got {req.epochs}")
@@ -245,7 +253,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
     if req.data_dir is not None and not takes_data:
         resolve_data_dir(req.data_dir)  # named, so checked, though this suite makes its data
     folder = resolve_data_dir(req.data_dir) if takes_data else None
-    tasks = build_tasks(suite, req.task_args, str(folder) if folder else None)
+    tasks = build_tasks(suite, req.task_args, str(folder) if folder else None, req.max_work)
     functions = list(suite.tasks)
     if req.only_task is not None:
         keep = [str(t.name).split("/")[-1] == req.only_task for t in tasks]
@@ -292,7 +300,7 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
             )
 
         def fresh() -> list[Any]:
-            return build_tasks(suite, req.task_args, str(folder) if folder else None)
+            return build_tasks(suite, req.task_args, str(folder) if folder else None, req.max_work)
 
         tasks, decided = decided_tasks(fresh, models, req, cluster=suite.design.cluster)
         extra.update(decided)
@@ -334,6 +342,6 @@ def run_eval_records(req: EvalRequest) -> tuple[bool, list[SummaryRow], list[Any
             record = read_log(log.location)
             if isinstance(record, BadLog):
                 raise HarnessUsageError(f"cannot read the log just written: {record.reason}")
-            rows.extend(summary_rows(record))  # the design's headline metrics only
+            rows.extend(score_rows(record))  # all of them: `harness eval` prints the headline
             records.append(record)
     return ok, rows, records

@@ -31,9 +31,10 @@ SCORES_NOTE = (
 PAIRS_NOTE = (
     "Only logs that agree on all but the model (suite, task, task arguments, sample ids) are "
     "paired, on the problems both have; p-values corrected by Holm over each group's tested "
-    "pairs; a pair that could not be tested says so and is left out of Holm. For 0/1 scores the "
-    "interval is Agresti-Min's and the p-value McNemar's exact test, which is conservative: near "
-    "p = 0.05 the interval can exclude 0 while p is above 0.05"
+    "pairs; a pair that could not be tested says so and is left out of Holm. Each p-value comes "
+    "with the interval that inverts the same test, so p <= 0.05 exactly when the 95% interval "
+    "excludes 0: for 0/1 scores McNemar's asymptotic test with Tango's score interval; for "
+    "other scores a paired t from 20 units, else the exact sign-flip test"
 )
 
 

@@ -375,13 +375,19 @@ def score_rows(record: LogRecord) -> list[SummaryRow]:
     return arm_rows([record])
 
 
-def summary_rows(record: LogRecord) -> list[SummaryRow]:
-    """The rows `harness eval` prints for a log: its design's headline metrics only.
+def headline_rows(rows: Sequence[SummaryRow], records: Sequence[LogRecord]) -> list[SummaryRow]:
+    """The rows `harness eval` prints: each log's declared headline metrics only.
 
     A suite that declares no headline (its result is a table) prints none: the eval points to
     its report section instead.
     """
-    return [r for r in score_rows(record) if record.design.shows(r.metric)]
+    designs = {r.path: r.design for r in records}
+    return [r for r in rows if r.log not in designs or designs[r.log].shows(r.metric)]
+
+
+def summary_rows(record: LogRecord) -> list[SummaryRow]:
+    """The rows `harness eval` prints for one log (`headline_rows` of its score rows)."""
+    return headline_rows(score_rows(record), [record])
 
 
 def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list[SummaryRow]:
@@ -418,7 +424,10 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
         }  # an excluded error is nan (v != v): left out
         units = sorted(values)
         excluded = len(problems) - len(units)
-        binary = all(v in (0.0, 1.0) for vs in values.values() for v in vs)
+        # "accuracy" only for a metric its design declares binary: a latency of 0 s is not one
+        binary = measure.score == "binary" and all(
+            v in (0.0, 1.0) for vs in values.values() for v in vs
+        )
         # a log with several scorers names each one's accuracy, so its rows tell them apart
         label = "accuracy" if len(scorers) == 1 else f"accuracy ({scorer})"
         metric = label if binary else scorer

@@ -45,12 +45,16 @@ class Interval:
     def text(self, spec: str = ".3f", *, scale: float = 1.0) -> str:
         """The estimate and bounds, e.g. `0.620 [0.551, 0.684]`, each multiplied by `scale`.
 
-        Without bounds it reads `0.620 (not estimable at n = 3)`, and "–" without an estimate.
+        Without bounds it reads `0.620 (not estimable at n = 3)`, or the method's own reason
+        where it gives one (`0.620 (not estimable: 3 correct answers, fewer than 10)`), and "–"
+        without an estimate.
         """
         if math.isnan(self.estimate):
             return "–"
         est = format(scale * self.estimate, spec)
         if not self.estimable:
+            if self.method.startswith("not estimable"):
+                return f"{est} ({self.method})"
             return f"{est} (not estimable at n = {self.n})"
         return f"{est} [{format(scale * self.low, spec)}, {format(scale * self.high, spec)}]"
 

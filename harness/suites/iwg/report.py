@@ -9,7 +9,7 @@ arguments); each log's model is one orchestrator.
   for the others; errored samples count in n and as 0).
 - Pairs: every pair of orchestrators on every metric, on the instances both have, from the
   comparison engine (`harness.stats.compare.Tally` over the suite's design: unit instance, an
-  instance's epochs averaged, an errored epoch 0; McNemar for 0/1; a paired bootstrap from 20
+  instance's epochs averaged, an errored epoch 0; McNemar for 0/1; a paired t from 20
   shared instances; the exact sign-flip test and its interval below), Holm-corrected per
   metric.
 - Dynamics: H(t) and c(t) of every trajectory, fitted per orchestrator with intervals

@@ -20,9 +20,9 @@ For each `team` log:
   read counts as incorrect in exact match (an error counts as wrong), is left out of TPF, APF
   and APT (continuous), and is counted per variant;
 - per variant against vanilla, paired on the same (seed, prompt): the exact-match difference
-  from the engine, one Holm family over the variants (one seed: Agresti-Min interval and exact
-  McNemar p, as for every 0/1 pair in the report; several: the exact sign-flip test over the
-  per-seed mean differences, with the interval that inverts it, none below 6 seeds) and the
+  from the engine, one Holm family over the variants (one seed: Tango's score interval and
+  the asymptotic McNemar p, as for every 0/1 pair in the report; several: the exact sign-flip
+  test over the per-seed mean differences, with the interval that inverts it, none below 6 seeds) and the
   ratios mean(variant) / mean(vanilla) of TPF, APF and APT with delta-method t intervals
   (clustered by seed when there are several) on the prompts both decoded;
 - the spec's behaviour check (specs/team.md §5, check 5), each line saying what came out.
@@ -180,7 +180,7 @@ def _checks(pairs: list[VariantPair]) -> list[str]:
         "exact match at least vanilla - 1 point": d.estimate >= -0.01,
     }
     lines = [f"{name}: {'pass' if passed else 'FAIL'}" for name, passed in ok.items()]
-    test = "McNemar exact" if team.seeds == 1 else "sign-flip over seeds"
+    test = "McNemar asymptotic" if team.seeds == 1 else "sign-flip over seeds"
     ci = Interval(d.estimate, d.low, d.high, d.confidence, d.method, d.n)
     bounds = (
         f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
@@ -204,7 +204,10 @@ def _row_intervals(seeds: int) -> str:
 
 def _pair_intervals(seeds: int) -> str:
     if seeds == 1:
-        return "Agresti-Min, McNemar exact p; ratios: delta-method t over prompts (one seed)"
+        return (
+            "Tango score interval, McNemar asymptotic p; ratios: delta-method t over prompts "
+            "(one seed)"
+        )
     return (
         f"sign-flip test and interval over {seeds} seed means; ratios: delta-method t, seeds as "
         "clusters"
