@@ -22,9 +22,9 @@ For each `team` log:
 - per variant against vanilla, paired on the same (seed, prompt): the exact-match difference
   from the engine, one Holm family over the variants (one seed: Tango's score interval and
   the asymptotic McNemar p, as for every 0/1 pair in the report; several: the exact sign-flip
-  test over the per-seed mean differences, with the interval that inverts it, none below 6 seeds) and the
-  ratios mean(variant) / mean(vanilla) of TPF, APF and APT with delta-method t intervals
-  (clustered by seed when there are several) on the prompts both decoded;
+  test over the per-seed mean differences, with the interval that inverts it, none below 6
+  seeds) and the ratios mean(variant) / mean(vanilla) of TPF, APF and APT with delta-method t
+  intervals (clustered by seed when there are several) on the prompts both decoded;
 - the spec's behaviour check (specs/team.md §5, check 5), each line saying what came out.
 """
 
