@@ -219,7 +219,7 @@ def irm_v1_loss(
     if not lam >= 0:
         raise ValueError(f"lam must be >= 0, got {lam}")
     margin = beta * (clamped(delta_w) - clamped(delta_l))  # (B,)
-    scale = torch.ones((), requires_grad=True)
+    scale = torch.ones((), dtype=margin.dtype, requires_grad=True)  # s, the dummy scale
     total = margin.new_zeros(())
     for e in torch.unique(envs):
         risk = F.softplus(-scale * margin[envs == e]).mean()

@@ -23,6 +23,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import checked_args, count, positive
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 SUITE = "causaldpo"
@@ -139,6 +140,17 @@ def ood_ndcg() -> Scorer:
 
 
 @task
+@checked_args(
+    ranges=dict(
+        envs=count(1_000),
+        beta=positive(1e6),
+        negatives=count(1_000),
+        epochs=count(100_000),
+        sft_epochs=count(100_000),
+        train=count(10_000_000),
+        test=count(10_000_000),
+    )
+)
 def causaldpo(
     preset: str = "quick", seeds: int | None = None, arms: str | None = None,
     lams: str | None = None, envs: int = 3, beta: float = 0.1, negatives: int = 3,

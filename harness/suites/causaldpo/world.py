@@ -64,16 +64,14 @@ def _examples(
     keep = rng.random((n, HISTORY)) < GENRE_KEEP
     history = np.where(rng.random((n, HISTORY)) < p[:, None], from_hot,
                        np.where(keep, in_genre, uniform))  # fmt: skip
-    target = np.empty(n, dtype=np.int64)
+    # a uniform genre-g item not in the history: the best of random keys, history items barred
+    genre_items = genre[:, None] * per_genre + np.arange(per_genre)  # (n, per_genre)
+    keys = rng.random((n, per_genre))
+    keys[(genre_items[:, :, None] == history[:, None, :]).any(axis=2)] = -1.0
+    fresh = genre_items[np.arange(n), keys.argmax(axis=1)]  # (n,)
     hot_next = rng.random(n) < p
-    for i in range(n):
-        if hot_next[i]:
-            target[i] = hot[rng.integers(len(hot))]
-        else:
-            genre_items = np.arange(genre[i] * per_genre, (genre[i] + 1) * per_genre)
-            free = np.setdiff1d(genre_items, history[i])
-            target[i] = free[rng.integers(len(free))]
-    return Split(history.astype(np.int64), target, env.astype(np.int64))
+    target = np.where(hot_next, hot[rng.integers(0, len(hot), n)], fresh)
+    return Split(history.astype(np.int64), target.astype(np.int64), env.astype(np.int64))
 
 
 def make_world(seed: int, cfg: WorldConfig | None = None) -> World:
