@@ -254,6 +254,29 @@ def all_suites() -> dict[str, Suite]:
                 headline=(),
             ),
         ),
+        Suite(
+            "causaldpo",
+            ("harness.suites.causaldpo.task:causaldpo",),
+            "DPO, S-DPO, CausalDPO (reconstructed), IRMv1: a toy recommender under exposure shift",
+            default_model="none/none",
+            section="harness.suites.causaldpo.section:SECTION",
+            own_table=True,
+            # one sample per (arm, seed), arms paired within a seed (shared world, SFT model,
+            # batches and negatives); an errored run is excluded and counted. NDCG and HR are
+            # higher-is-better, Pop@1 and ORRatio (popularity bias) lower-is-better.
+            design=Design(
+                "seed",
+                "bounded",
+                bounds=(0.0, 1.0),
+                direction="higher",
+                on_error="exclude",
+                family="each arm against DPO, per split and metric",
+                headline=(),
+                baseline="dpo",
+            )
+            .with_metric("pop1", direction="lower")
+            .with_metric("orr10", direction="lower"),
+        ),
     ]
     return {s.name: s for s in suites}
 
