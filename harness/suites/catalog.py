@@ -236,6 +236,25 @@ def all_suites() -> dict[str, Suite]:
             ),
         ),
         Suite(
+            "imgcot",
+            ("harness.suites.imgcot.task:imgcot",),
+            "ImgCoT (reconstructed): image-target vs text-target CoT latents, loose steps (trains)",
+            default_model="none/none",
+            section="harness.suites.imgcot.section:SECTION",
+            own_table=True,
+            # one sample per (arm, seed), arms paired within a seed; an errored run scores the
+            # worst accuracy (0) and is counted. The section's tables are the result.
+            design=Design(
+                "seed",
+                "bounded",
+                bounds=(0.0, 1.0),
+                direction="higher",
+                on_error="worst",
+                family="the spec's four direction pairs of one log (checks 4 and 5)",
+                headline=(),
+            ),
+        ),
+        Suite(
             "protokv",
             ("harness.suites.protokv.task:protokv",),
             "ProtoKV summary-state KV memory vs token retention under delayed queries (toy world)",
