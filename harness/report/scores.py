@@ -309,6 +309,21 @@ def record_judge(
     return None
 
 
+def _cluster_means(
+    seen: Sequence[str], values: dict[str, list[float]], clusters: dict[str, str]
+) -> list[float]:
+    """Each cluster's mean unit score, the clusters in the order their first unit was seen.
+
+    A decided run of a clustered design visits clusters whole and its confidence sequences
+    take one observation per cluster (`harness.board.family.ClusterMeans`): a score row's CS
+    does the same, since units in a cluster are not independent draws.
+    """
+    by_cluster: dict[str, list[float]] = {}
+    for u in seen:
+        by_cluster.setdefault(clusters.get(u, u), []).append(_mean(values[u]))
+    return [_mean(v) for v in by_cluster.values()]
+
+
 def _excluding(ci: Interval, excluded: int, design: Design) -> Interval:
     """The interval, its method saying how many units the error rule left out."""
     if not excluded:
@@ -445,9 +460,15 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
         if sequential:  # replicates of a decided run pool in the first one's order
             order = (sequential.get("orders") or {}).get(first.task) or units
             seen = [u for u in order if u in values] + [u for u in units if u not in order]
+            observed = _cluster_means(seen, values, clusters) if clusters else None
             ci = anytime_interval(
-                [_mean(values[u]) for u in seen], float(sequential["alpha"]), measure.support
+                observed if observed is not None else [_mean(values[u]) for u in seen],
+                float(sequential["alpha"]),
+                measure.support,
             )
+            if observed is not None:  # the CS's observations were the clusters' means
+                what = f"one observation per {design.cluster} ({len(observed)}), its mean"
+                ci = dataclasses.replace(ci, method=f"{ci.method}; {what}")
             rows.append(row(metric, _excluding(ci, excluded, measure), len(units), errors))
             continue
         ci = _excluding(estimate(measure, means, labels), excluded, measure)
