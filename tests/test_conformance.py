@@ -22,6 +22,7 @@ A new suite gets these checks by being in the catalog.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -224,3 +225,27 @@ def test_a_decided_runs_score_row_takes_one_observation_per_cluster():
     assert all("one observation per mp_problem (8)" in r.ci_method for r in rows)
     hits = sum(r.ci_low <= 0.5 <= r.ci_high for r in rows)
     assert hits / reps >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+@pytest.mark.parametrize(("suite", "metric"), CASES)
+def test_the_report_and_site_json_carry_the_numbers_strictly_and_in_support(suite, metric):
+    from harness.leaderboard.build import to_json
+    from harness.report.data import ReportData
+    from harness.report.export import report_json
+
+    design = SUITES[suite].design
+    low, high = design.metric(metric).support
+    records = [_record(suite, m, design, metric, 21 + k) for k, m in enumerate(("m/a", "m/b"))]
+    (group,), _ = comparable_groups(records)
+    rows = tuple(r for record in records for r in score_rows(record))
+    logs = tuple(r.path for r in records)
+    data = ReportData(rows, tuple(group_pairs(group)), (), (), (), (), logs)
+    report = json.loads(json.dumps(report_json(data), allow_nan=False))
+    site = json.loads(json.dumps(to_json("t", [task_table(group)], [], {}), allow_nan=False))
+    intervals = [(r["ci_low"], r["ci_high"]) for r in report["scores"]]
+    intervals += [(r["ci_low"], r["ci_high"]) for t in site["tasks"] for r in t["rows"]]
+    for lo, hi in intervals:
+        assert lo is not None and _inside(lo, hi, (low, high)), (suite, lo, hi)
+    for p in report["pairs"]:
+        if p["test"] and p["test"]["low"] is not None:
+            assert _inside(p["test"]["low"], p["test"]["high"], (low - high, high - low))
