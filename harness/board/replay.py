@@ -311,6 +311,22 @@ def _slots(obj: Any) -> list[tuple[str, Any]]:
     return [(name, getattr(obj, name)) for name in obj.__slots__]
 
 
+# Seconds `replay` takes, measured on this project's shared 2-core machine (issue 42): one order
+# of 20 x 200 took 3.45 s and 40 x 400 28.6 s (a term in pairs x items), 60 x 2 1.56 s and
+# 120 x 2 25.6 s (a term in pairs squared: the engine and the oracle fixed n); each order after
+# the first added about 0.25 of the first's time (10 orders of 20 x 200: 11.9 s).
+SECONDS_PER_PAIR_ITEM = 9e-5
+SECONDS_PER_PAIR_SQUARED = 5e-7
+SECONDS_LIMIT = 600  # a replay estimated past 10 minutes needs --max-work
+
+
+def estimated_seconds(n_models: int, n_items: int, orders: int) -> float:
+    """The time `replay` is expected to take, from the measured rates above."""
+    pairs = n_models * (n_models - 1) / 2
+    first = SECONDS_PER_PAIR_ITEM * pairs * n_items + SECONDS_PER_PAIR_SQUARED * pairs**2
+    return first * (1 + 0.3 * (orders - 1))
+
+
 def pair_list(models: Sequence[str]) -> list[tuple[int, int]]:
     """Every pair of model indices (i < j), in the order pairs are reported."""
     return list(combinations(range(len(models)), 2))

@@ -54,6 +54,8 @@ def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
 @click.option("--json", "json_path", default=None, metavar="FILE",
               help="Also write the result as JSON here ('-' for standard output).")  # fmt: skip
 @click.option("--force", is_flag=True, help="Replace a --json file the harness did not write.")
+@click.option("--max-work", type=float, default=None, metavar="SECONDS",
+              help="Run a replay estimated to take up to SECONDS [default: 600].")  # fmt: skip
 @exit_on_usage_error
 def replay_command(
     board_csv: str,
@@ -68,15 +70,17 @@ def replay_command(
     width: float | None,
     json_path: str | None,
     force: bool,
+    max_work: float | None,
 ) -> None:
     """Replay sequential evaluation on BOARD.csv (long: model,item,score in [0, 1])."""
     import math
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from harness.board.replay import MARGIN, replay
+    from harness.board.replay import MARGIN, SECONDS_LIMIT, estimated_seconds, replay
     from harness.board.table import read_board
+    from harness.suites.arg_ranges import check_work, work_limit
 
     margin = MARGIN if margin is None else margin
     if not math.isfinite(margin) or margin < 0 or margin >= 1:
@@ -106,9 +110,14 @@ def replay_command(
                                budget=budget, width=width, orders=orders, seed=seed)  # fmt: skip
         _emit(result, json_path, out)
         return
-    with Progress(TextColumn("replaying orders"), BarColumn(), MofNCompleteColumn(),
-                  console=Console(stderr=True), transient=True,
-                  disable=orders < 2) as bar:  # fmt: skip
+    n_models, n_items = board_data.scores.shape
+    seconds = estimated_seconds(n_models, n_items, orders)
+    with work_limit(max_work):
+        check_work(f"board replay of {n_models} models x {n_items} items x {orders} order(s)",
+                   seconds, "estimated seconds", SECONDS_LIMIT)  # fmt: skip
+    with Progress(TextColumn(f"replaying orders (about {seconds:,.0f} s)"), BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
+                  transient=True, disable=orders < 2 and seconds < 5) as bar:  # fmt: skip
         task = bar.add_task("orders", total=orders)
         result = replay(board_data, alpha=alpha, margin=margin, budget=budget, orders=orders,
                         seed=seed, target=target,  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from harness.data import DatasetSpec, int_in_range, load_rows, nonempty_str
 from harness.models.sample_context import bind_sample
 from harness.scorers.answer_extraction import ExtractionMode
 from harness.scorers.math_answer import math_answer
+from harness.suites.arg_ranges import checked_args
 
 PROMPT = "{prompt}\n\nPlease reason step by step, and put your final answer within \\boxed{{}}."
 
@@ -70,6 +71,7 @@ def _aime_task(samples: list[Sample], extraction: ExtractionMode, max_tokens: in
 
 
 @task
+@checked_args()
 def aime2024(
     data_dir: str | None = None,
     extraction: ExtractionMode = "boxed_or_int",
@@ -81,6 +83,7 @@ def aime2024(
 
 
 @task
+@checked_args()
 def aime2025(
     data_dir: str | None = None,
     extraction: ExtractionMode = "boxed_or_int",
@@ -92,6 +95,7 @@ def aime2025(
 
 
 @task
+@checked_args()
 def aime(
     data_dir: str | None = None,
     extraction: ExtractionMode = "boxed_or_int",

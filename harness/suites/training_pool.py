@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
@@ -75,7 +76,18 @@ def training_pool(
         # now, before the display starts: no Ray, no cluster, or no node that can hold a run is
         # a usage error
         check_fits(suite, int(cpus_per_run), float(gpus))
-    return TrainingPool(executor, int(workers), int(cpus_per_run), float(gpus))
+    return TrainingPool(executor, capped_workers(suite, int(workers)), int(cpus_per_run),
+                        float(gpus))  # fmt: skip
+
+
+def capped_workers(suite: str, workers: int) -> int:
+    """`workers` processes, at most one per CPU core; capping says so in one line on stderr."""
+    cores = os.cpu_count() or 1
+    if workers <= cores:
+        return workers
+    print(f"harness: {suite}: workers={workers} is more than the {cores} CPU cores; "
+          f"using {cores}", file=sys.stderr)  # fmt: skip
+    return cores
 
 
 _executors: dict[int, Executor] = {}

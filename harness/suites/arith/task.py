@@ -19,6 +19,7 @@ from inspect_ai.solver import TaskState, generate
 
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.arith.problems import make_problem
 
 _FIRST_INT = re.compile(r"-?\d+")
@@ -39,6 +40,7 @@ def first_integer_match() -> Scorer:
 
 
 @task
+@checked_args(ranges=dict(difficulty=count(8), n=count(1_000_000)))
 def arith(
     difficulty: int = 2, n: int = 200, seed: int = 0, ops: str = "+-", max_tokens: int | None = None
 ) -> Task:

@@ -34,6 +34,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import Work, checked_args, count, positive
 from harness.suites.bandpo.arms import ALL_ARMS, parse_arms
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
@@ -153,7 +154,27 @@ def _task(experiment: str, preset: str, arms: str, n_seeds: int, settings: dict[
     )
 
 
+def _iterations(key: str, settings: dict[str, dict[str, Any]], seeds: dict[str, int]) -> Any:
+    """Training iterations: arms x seeds x iterations, the preset filling the gaps."""
+
+    def estimate(args: dict[str, Any]) -> float:
+        preset = args["preset"] if args["preset"] in PRESETS else "quick"
+        arms = len(parse_arms(args["arms"] or ARMS[preset]))
+        n = seeds[preset] if args["seeds"] is None else float(args["seeds"])
+        its = settings[preset]["iterations"] if args[key] is None else float(args[key])
+        return arms * n * its
+
+    return estimate
+
+
+# the paper preset: bandit 13 x 20 x 200 = 52,000 iterations (seconds); RLVR 13 x 20 x 500 =
+# 130,000 GRPO iterations (hours, on many cores). The limits are about 100 and 2 times those.
+BANDIT_WORK = Work(_iterations("iterations", BANDIT, BANDIT_SEEDS), "bandit iterations", 5e6)
+RLVR_WORK = Work(_iterations("rl_iterations", RLVR, RLVR_SEEDS), "GRPO iterations", 300_000)
+
+
 @task
+@checked_args(ranges=dict(lr=positive(1_000), iterations=count(1_000_000)), work=BANDIT_WORK)
 def bandpo_bandit(
     preset: str = "quick", arms: str | None = None, seeds: int | None = None,
     lr: float | None = None, iterations: int | None = None, workers: int = 1,
@@ -181,6 +202,7 @@ def bandpo_bandit(
 
 
 @task
+@checked_args(ranges=dict(rl_iterations=count(1_000_000)), work=RLVR_WORK)
 def bandpo_rlvr(
     preset: str = "quick", arms: str | None = None, seeds: int | None = None,
     rl_iterations: int | None = None, workers: int = 1, executor: str = "local",

@@ -28,6 +28,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import Range, checked_args, count
 from harness.suites.imgcot.problems import COT_LEN, STEP_LEN, STEPS
 from harness.suites.imgcot.render import Canvas, check_canvas
 from harness.suites.imgcot.runs import ARMS, RunSpec, run
@@ -115,6 +116,20 @@ def run_score() -> Scorer:
 
 
 @task
+@checked_args(
+    ranges=dict(
+        n_train=count(10_000_000),
+        n_test=count(10_000_000),
+        epochs=count(100_000),
+        ae_epochs=count(100_000),
+        k=count(1_000),
+        m=count(1_000),
+        lam=Range(0, 1e6),
+        width=count(4_096),
+        height=count(4_096),
+        font_size=count(512),
+    )
+)
 def imgcot(
     preset: str = "quick", seeds: int | None = None, arms: str = ",".join(ARMS),
     workers: int = 1, executor: str = "local", cpus_per_run: int = 1,

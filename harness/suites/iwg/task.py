@@ -17,6 +17,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.iwg import scripted  # noqa: F401  (registers the iwg/ scripted orchestrators)
 from harness.suites.iwg.dynamics import PLACEHOLDER_LABEL
 from harness.suites.iwg.generator import generate
@@ -34,6 +35,7 @@ from harness.suites.iwg.scorers import (
 
 
 @task
+@checked_args(ranges=dict(n=count(10_000), max_steps=count(10_000), patience=count(10_000)))
 def iwg(
     instances: str | None = None,
     n: int = 100,

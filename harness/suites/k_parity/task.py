@@ -26,6 +26,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 if TYPE_CHECKING:
@@ -114,6 +115,7 @@ def final_test_accuracy() -> Scorer:
 
 
 @task
+@checked_args(ranges=dict(max_steps=count(10_000_000), n_train=count(100_000_000)))
 def k_parity(
     preset: str = "quick",
     arms: str | None = None,

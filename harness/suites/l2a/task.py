@@ -30,6 +30,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 if TYPE_CHECKING:
@@ -126,6 +127,7 @@ def arms(variants: str, lams: str) -> list[tuple[str, float]]:
 
 
 @task
+@checked_args(ranges=dict(steps=count(10_000_000)))
 def l2a_recall(
     preset: str = "quick",
     seeds: int = 2,
@@ -202,6 +204,7 @@ def values_recalled() -> Scorer:
 
 
 @task
+@checked_args(ranges=dict(n=count(1_000_000)))
 def l2a_queries(preset: str = "quick", n: int = 64, seed: int = 0) -> Task:
     """Recall sequences as prompts: the model answers the values of the last keys.
 

@@ -28,6 +28,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.lokra.runs import FIT_TARGETS, RunSpec, run
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
@@ -151,6 +152,7 @@ def _task(
 
 
 @task
+@checked_args(ranges=dict(steps=count(10_000_000)))
 def lokra_fit(
     preset: str = "quick", seeds: int = 3, lams: str = LAMS, workers: int = 1,
     targets: str = ",".join(FIT_TARGETS), steps: int | None = None,
@@ -180,6 +182,7 @@ def lokra_fit(
 
 
 @task
+@checked_args(ranges=dict(steps=count(10_000_000), pretrain_steps=count(10_000_000)))
 def lokra_transfer(
     preset: str = "quick", seeds: int = 5, lams: str = LAMS, workers: int = 1,
     steps: int | None = None, pretrain_steps: int | None = None,

@@ -31,6 +31,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
 from harness.suites.aime import aime_samples
+from harness.suites.arg_ranges import checked_args, count, positive
 from harness.suites.mas_prove.chain import ChainProblem, first_integer, make_chains
 from harness.suites.mas_prove.domains import AimeDomain, ChainDomain, Domain
 from harness.suites.mas_prove.extraction import AIME_EXTRACTIONS, AimeExtraction, aime_answer
@@ -225,6 +226,18 @@ BENCHMARK_DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 @task
+@checked_args(
+    ranges=dict(
+        n=count(1_000),
+        problems=count(1_000_000),
+        min_steps=count(1_000),
+        max_steps=count(1_000),
+        agents=count(1_000),
+        rounds=count(1_000),
+        judge_max_tokens=count(1_000_000),
+        verifier_timeout=positive(86_400),
+    )
+)
 def mas_prove(
     benchmark: Literal["chain", "aime2024", "aime2025", "gaia"] = "chain",
     preset: Literal["default", "full"] = "default",

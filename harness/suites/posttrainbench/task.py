@@ -36,6 +36,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.sandbox import BwrapConfig
 from harness.sandbox.doctor import require_sandbox
+from harness.suites.arg_ranges import checked_args, count, positive
 from harness.suites.posttrainbench.agents import AGENTS
 from harness.suites.posttrainbench.benchmarks import BENCHMARKS
 
@@ -113,6 +114,14 @@ def post_train_score() -> Scorer:
 
 
 @task
+@checked_args(
+    ranges=dict(
+        budget_minutes=positive(10_080),
+        grace_seconds=count(86_400, low=0),
+        train_steps=count(10_000_000),
+        runs=count(1_000),
+    )
+)
 def posttrainbench(
     preset: str = "cpu",
     agents: str = "honest,cheater,substituter,evaluator_editor,timeout",

@@ -28,6 +28,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.protokv.bank import budget_split
 from harness.suites.protokv.runs import RunSpec, run
 from harness.suites.protokv.world import WorldConfig
@@ -150,6 +151,17 @@ def protokv_accuracy() -> Scorer:
 
 
 @task
+@checked_args(
+    ranges=dict(
+        episodes=count(1_000_000),
+        stream=count(10_000_000),
+        frames_budget=count(1_000_000, low=2),
+        modes=count(10_000),
+        max_prototypes=count(1_000_000, low=0),
+        groups=count(10_000),
+        codes=count(1_000_000),
+    )
+)
 def protokv(
     preset: str = "quick", seeds: int | None = None, episodes: int | None = None,
     delays: str | None = None, stream: int | None = None, frames_budget: int | None = None,

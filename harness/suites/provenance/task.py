@@ -25,6 +25,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import Work, checked_args, count
 from harness.suites.provenance.presets import (
     DETECT,
     DISTILL,
@@ -113,7 +114,29 @@ def _sample(sid: str, kind: str, params: dict[str, Any], settings: dict[str, Any
                   metadata={"kind": kind, "params": params, "settings": settings})  # fmt: skip
 
 
+def _texts(runs: int) -> Work:
+    """Texts generated: `texts` (default the preset's) x `runs` runs."""
+
+    def estimate(args: dict[str, Any]) -> float:
+        preset = DETECT.get(args["preset"], DETECT["quick"])
+        return runs * float(preset["texts"] if args["texts"] is None else args["texts"])
+
+    # the quick detect task generates 13 x 1,000 texts in minutes; 20 times that is the limit
+    return Work(estimate, "texts generated", 260_000)
+
+
+def _students(args: dict[str, Any]) -> float:
+    preset = args["preset"] if args["preset"] in SWEEPS else "quick"
+    runs = sum(len(sweep) for sweep in SWEEPS[preset].values())
+    return runs * float(SEEDS[preset] if args["seeds"] is None else args["seeds"])
+
+
+# one run per (gamma, delta) cell and the false-positive run
+DETECT_RUNS = 1 + len(DETECT["quick"]["gammas"]) * len(DETECT["quick"]["deltas"])
+
+
 @task
+@checked_args(ranges=dict(texts=count(10_000_000, low=10)), work=_texts(DETECT_RUNS))
 def provenance_detect(
     preset: str = "quick",
     texts: int | None = None,
@@ -147,6 +170,7 @@ def provenance_detect(
 
 
 @task
+@checked_args(ranges=dict(texts=count(10_000_000, low=10)), work=_texts(1))
 def provenance_select(
     preset: str = "quick",
     texts: int | None = None,
@@ -173,6 +197,8 @@ def provenance_select(
 
 
 @task
+# the full preset trains 78 students; 1,000 is the limit
+@checked_args(work=Work(_students, "students trained", 1_000))
 def provenance_distill(
     preset: str = "quick",
     seeds: int | None = None,

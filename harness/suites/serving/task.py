@@ -27,6 +27,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import Range, Work, checked_args, count, positive
 from harness.suites.serving import provider  # noqa: F401  (registers serving/ policies)
 from harness.suites.serving.policies import RECONSTRUCTED
 from harness.suites.serving.simulator import ServerConfig
@@ -129,7 +130,35 @@ def ttft_p99() -> Scorer:
     return score
 
 
+def _slice_minutes(args: dict[str, Any]) -> float:
+    """Trace minutes simulated: slices x seeds x slice_minutes, the preset filling the gaps."""
+    preset = PRESETS.get(args["preset"], PRESETS["quick"])
+    size = {k: preset[k] if args[k] is None else float(args[k]) for k in ("slices", "seeds")}
+    minutes = preset["slice_minutes"] if args["slice_minutes"] is None else args["slice_minutes"]
+    return size["slices"] * size["seeds"] * float(minutes)
+
+
+# the full preset simulates 120 slice-minutes; the limit is 100 times that
+SERVING_WORK = Work(_slice_minutes, "slice-minutes simulated", 12_000)
+
+
 @task
+@checked_args(
+    ranges=dict(
+        load=Range(0, 1, low_open=True, high_open=True),
+        slice_minutes=positive(1_440),
+        slices=count(10_000),
+        start_minute=Range(0, 1_440),
+        kv_budget=count(10_000_000_000),
+        step_tokens=count(10_000_000),
+        c0_ms=Range(0.01, 100_000),  # a step takes at least 10 us: no zero-time server
+        c1_ms=Range(0, 1_000),
+        swap_ms=Range(0, 1_000),
+        hit_rate=Range(0, 1),
+        tensor_parallel=count(1_024),
+    ),
+    work=SERVING_WORK,
+)
 def serving(
     preset: Literal["quick", "full"] = "quick",
     trace: str | None = None,

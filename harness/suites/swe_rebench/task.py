@@ -56,6 +56,7 @@ from harness.models.sample_context import bind_sample
 from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
 from harness.sandbox.doctor import require_sandbox
 from harness.sandbox.editor_tool import sandbox_text_editor
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.swe_rebench.checkout import fresh_checkout, worktree_candidate
 from harness.suites.swe_rebench.repos import materialise
 from harness.suites.swe_rebench.runner import (
@@ -403,6 +404,14 @@ def filter_quality(tasks: list[SweTask], quality: str) -> tuple[list[SweTask], d
 
 
 @task
+@checked_args(
+    ranges=dict(
+        timeout=count(604_800),
+        message_limit=count(100_000),
+        token_limit=count(1_000_000_000),
+        time_limit=count(604_800),
+    )
+)
 def swe_rebench(
     data_dir: str | None = None,
     criterion: str = "standard",

@@ -25,6 +25,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.suites.arg_ranges import checked_args, count
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 # harness.models.team.decode.VARIANTS's names, in its order (tests/suites/test_team.py checks);
@@ -149,6 +150,7 @@ def exact_match_ids() -> Scorer:
 
 
 @task
+@checked_args(ranges=dict(n_test=count(10_000_000), steps=count(10_000_000)))
 def team(
     preset: str = "quick",
     seeds: int = 1,
