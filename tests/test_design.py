@@ -279,6 +279,12 @@ def _protokv() -> Any:
     return example_report()
 
 
+def _imgcot() -> Any:
+    from tests.suites.test_imgcot import example_report
+
+    return example_report()
+
+
 BUILDERS: dict[str, Callable[[], Any]] = {
     "k-parity": _k_parity, "lokra": _lokra, "l2a-recall": _l2a, "team": _team,
     "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
@@ -286,6 +292,7 @@ BUILDERS: dict[str, Callable[[], Any]] = {
     "serving": _serving,
     "bandpo": _bandpo,
     "protokv": _protokv,
+    "imgcot": _imgcot,
 }  # fmt: skip
 
 

@@ -94,6 +94,7 @@ def test_both_autoencoders_see_byte_identical_encoder_inputs():
     ("args", "message"),
     [
         ({"width": 20, "height": 20}, "20x20 canvas is too small for the CoT"),
+        ({"height": 30}, "40x30 canvas is too small for the CoT"),  # three lines need 36 px
         ({"font_size": 14}, "too small for the CoT at font size 14"),
         ({"k": 8, "m": 2}, "not fewer than the explicit CoT's 17"),
         ({"m": 0}, "m (kept steps) must be in 1..3"),
@@ -164,3 +165,44 @@ def test_micro_run_end_to_end_with_report(tmp_path):
     assert head[3] == "accuracy" and len(rows_) == 7 and len(pair_rows) == 4
     assert all("not estimable at n = 2" in r[1] for r in pair_rows)
     assert plot_accuracy_tokens(report, tmp_path / "acc.png").endswith(".png")
+
+
+def example_report():
+    """A constructed imgcot report: 3 seeds x 7 arms, one errored run (tests/test_design.py)."""
+    from harness.suites.imgcot.report import build_imgcot_report
+    from harness.suites.imgcot.runs import ARMS
+
+    base = {"no_cot": 0.45, "explicit_cot": 0.70, "text_latents": 0.35, "imgcot": 0.31,
+            "loose_lowest": 0.28, "loose_random": 0.27, "loose_highest": 0.29}  # fmt: skip
+    tokens = {"no_cot": 0.0, "explicit_cot": 17.0}
+    runs = []
+    for seed in range(3):
+        for arm in ARMS:
+            if (arm, seed) == ("loose_random", 2):
+                runs.append({"arm": arm, "seed": seed, "error": "RuntimeError('boom')"})
+                continue
+            loose = arm.startswith("loose")
+            runs.append({"arm": arm, "seed": seed, "score": base[arm] + seed / 100,
+                         "tokens": tokens.get(arm, 8.0 if loose else 3.0),
+                         "budget": tokens.get(arm, 8.0 if loose else 3.0),
+                         "text_recon_acc": 0.97 if arm == "text_latents" else math.nan,
+                         "image_bce": math.nan if arm in tokens or arm == "text_latents" else 0.14,
+                         "mean_image_bce": 0.25, "kept_positions": [1, 2, 3] if loose else [],
+                         "encoder_input_sha": f"sha{seed}", "pillow": "13.0.0"})  # fmt: skip
+    return build_imgcot_report("constructed", runs)
+
+
+def test_constructed_report_counts_the_error_and_reads_the_checks():
+    rep = example_report()
+    arms = {a.arm: a for a in rep.arms}
+    assert arms["loose_random"].errors == 1 and arms["loose_random"].seeds == 3
+    # the errored run scores the design's worst accuracy, 0, and is paired as such
+    assert dict(arms["loose_random"].per_seed)[2] == 0.0
+    pairs = {(p.arm_a, p.arm_b): p for p in rep.pairs}
+    d = pairs[("imgcot", "text_latents")].test
+    assert d.estimate == pytest.approx(-0.04) and d.p_value == 0.25  # 3 of 3 below: 2/8
+    text = "\n".join(rep.checks)
+    assert "Check 3, text autoencoder token accuracy ≥ 0.95 on every seed: met" in text
+    assert "Check 5, Loose (lowest ℓ) − ImgCoT > 0 in ≥ 3 of 3 seeds: NOT met (0 of 3" in text
+    assert "Check 6" in text and "NOT met (outside: text_latents, imgcot" in text
+    assert "tokens strictly below explicit CoT's: met (8.00 vs 17.00" in text
