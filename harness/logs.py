@@ -19,17 +19,20 @@ same identity.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessUsageError
+from harness.log_integrity import tamper_reason
+from harness.manifest_shape import OUTPUTS_KEY, manifest_problem
 from harness.stats.design import Design
 
 DesignLookup = Callable[[str], Design]  # a suite's name -> its declared design
@@ -183,6 +186,9 @@ class LogRecord:
     # the suite's declared design, attached once where the log is read (`read_log`); every
     # consumer reads unit, cluster, support, direction and error rule from here
     design: Design = Design()
+    # why its outputs or scores do not match its own manifest's digests ("" when they do, or
+    # when it has none: `harness.log_integrity`); shown beside its score
+    tampered: str = ""
 
     @property
     def sequential(self) -> dict[str, Any]:
@@ -518,23 +524,38 @@ def _read_fast(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return header, _bounded_member(z, "summaries.json", path)
 
 
-# The most a member may hold once inflated: a header is a few KB; summaries grow with samples
+# The most a member may hold once inflated, whatever it compressed from: a header is a few KB;
+# summaries and samples grow with the run. Below these, `harness.bounded_zip.member_limit`
+# bounds each member by its compressed size, so that a bomb stops at 16 MB.
 _MEMBER_LIMITS = {"header.json": 64 << 20, "summaries.json": 1 << 30}
+_SAMPLE_LIMIT = 256 << 20
 
 
 def _bounded_member(z: Any, name: str, path: str) -> Any:
-    """One JSON member of a zip, its size (declared and inflated) and depth checked first."""
+    """One JSON member of a zip, inflated in bounded chunks, its depth checked before parsing."""
     from harness.bounded_json import loads
+    from harness.bounded_zip import ZipBombError, read_member
 
-    limit = _MEMBER_LIMITS[name]
-    info = z.getinfo(name)
-    if info.file_size > limit:
-        raise UnreadableLog(f"{name} inflates to {info.file_size} bytes, over {limit}")
-    with z.open(info) as member:  # never more than the limit: a lying header is no bomb
-        data = member.read(limit + 1)
-    if len(data) > limit:
-        raise UnreadableLog(f"{name} inflates to more than {limit} bytes")
+    try:
+        data = read_member(path, z, name, _MEMBER_LIMITS.get(name, _SAMPLE_LIMIT))
+    except ZipBombError as ex:
+        raise UnreadableLog(str(ex)) from None
     return loads(data, f"{path}: {name}")
+
+
+def _check_zip(path: str) -> None:
+    """Every member of an `.eval` zip inflated within its bound before inspect's reader reads it.
+
+    Raises:
+        UnreadableLog: a member is a bomb or damaged.
+
+    """
+    from harness.bounded_zip import ZipBombError, check_members
+
+    try:
+        check_members(path, max(_MEMBER_LIMITS["summaries.json"], _SAMPLE_LIMIT))
+    except ZipBombError as ex:
+        raise UnreadableLog(str(ex)) from None
 
 
 class UnreadableLog(ValueError):
@@ -578,6 +599,8 @@ def _read_header_and_summaries(path: str) -> tuple[dict[str, Any], list[dict[str
             raise UnreadableLog(str(ex).removeprefix(f"{path}: ")) from None
         except (KeyError, zipfile.BadZipFile, NotImplementedError):
             pass  # another layout or a damaged zip: inspect's reader decides, with its reason
+        with contextlib.suppress(zipfile.BadZipFile):  # not a zip: inspect's reader says so
+            _check_zip(path)
     elif "://" not in path:
         _precheck_json_log(path)
     return _read_inspect(path)
@@ -606,6 +629,63 @@ def _current_metadata(header: dict[str, Any], spec: dict[str, Any]) -> dict[str,
     return meta if isinstance(meta, dict) else {}
 
 
+def _object(value: Any, what: str) -> dict[str, Any]:
+    """`value` where it is an object (null reads as {}); a ValueError naming `what` if not."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is {type(value).__name__}, not an object")
+    return value
+
+
+def _sample_members(path: str) -> Iterator[dict[str, Any]]:
+    """The whole samples of an `.eval` zip, one member at a time, each and all bounded.
+
+    Raises:
+        UnreadableLog: a member is a bomb, too deep or not JSON, or all of them inflate past
+            `max(TOTAL_FLOOR, MAX_RATIO * file size)` (`harness.bounded_zip`).
+
+    """
+    import zipfile
+
+    from harness.bounded_json import JsonInputError
+    from harness.bounded_zip import MAX_RATIO, TOTAL_FLOOR
+
+    budget = max(TOTAL_FLOOR, MAX_RATIO * Path(path).stat().st_size)
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            name = info.filename
+            if not (name.startswith("samples/") and name.endswith(".json")):
+                continue
+            budget -= info.file_size
+            if budget < 0:
+                raise UnreadableLog("its samples inflate to more than its bound")
+            try:
+                sample = _bounded_member(z, name, path)
+            except JsonInputError as ex:
+                raise UnreadableLog(str(ex).removeprefix(f"{path}: ")) from None
+            if not isinstance(sample, dict):
+                raise UnreadableLog(f"{name} is {type(sample).__name__}, not an object")
+            yield sample
+
+
+def _tampered(path: str, current: dict[str, Any], summaries: list[dict[str, Any]]) -> str:
+    """Why the log's outputs or scores do not match its manifest's digests ("" if they do).
+
+    Only an `.eval` zip whose manifest holds per-sample digests is checked; its samples are
+    read one at a time (`_sample_members`). A sample that cannot be read is a mismatch too.
+    """
+    outputs = current.get(OUTPUTS_KEY)
+    if not (isinstance(outputs, dict) and outputs.get("per_sample")):
+        return ""
+    if not path.endswith(".eval") or "://" in path:
+        return ""
+    try:
+        return tamper_reason(outputs, summaries, _sample_members(path))
+    except (UnreadableLog, KeyError, OSError) as ex:
+        return f"its samples cannot be checked against its manifest ({ex})"
+
+
 def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | BadLog:
     """One log as a `LogRecord` with its suite's design attached, or a `BadLog` saying why not.
 
@@ -622,6 +702,8 @@ def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | B
         return BadLog(path, f"unreadable: {ex}")
     except Exception as ex:  # a truncated zip, invalid JSON, a foreign file: listed, not raised
         return BadLog(path, f"unreadable: {type(ex).__name__}: {str(ex)[:160]}")
+    if not isinstance(header, dict):
+        return BadLog(path, f"malformed log: its header is {type(header).__name__}, not an object")
     status = header.get("status")
     if status != "success":
         error = _error_text(header.get("error"))
@@ -629,6 +711,8 @@ def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | B
         what = {"started": "unfinished (still running or half-written)"}.get(status, status)
         return BadLog(path, f"{what}{detail}")
     try:
+        if not isinstance(summaries, list) or not all(isinstance(s, dict) for s in summaries):
+            raise ValueError("its summaries are not a list of objects")
         samples = tuple(
             SampleScore(
                 id=str(s["id"]),
@@ -638,8 +722,8 @@ def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | B
                     for name, score in (s.get("scores") or {}).items()
                 ),
                 error=_error_text(s.get("error")),
-                metadata=s.get("metadata") or {},
-                usage=s.get("model_usage") or {},
+                metadata=_object(s.get("metadata"), "a sample's metadata"),
+                usage=_object(s.get("model_usage"), "a sample's model_usage"),
                 flags=_flag_count(s.get("scores")),
                 working_time=_seconds(s.get("working_time")),
                 total_time=_seconds(s.get("total_time")),
@@ -648,17 +732,22 @@ def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | B
         )
         if not samples:
             return BadLog(path, "no samples")
-        spec = header["eval"]
+        spec = _object(header["eval"], "its eval header")
+        metadata = _object(spec.get("metadata"), "the eval's metadata")
+        current = _current_metadata(header, spec)
+        if problem := manifest_problem(metadata, current):
+            return BadLog(path, f"malformed manifest: {problem}")
         design = designs(suite_name(spec))
         return LogRecord(
             path=path,
             identity=identity_of(spec, (s.id for s in samples), summaries, design),
             created=str(spec.get("created", "")),
-            metadata=spec.get("metadata") or {},
+            metadata=metadata,
             samples=samples,
             stopping=_stopping_metadata(header),
-            current_metadata=_current_metadata(header, spec),
+            current_metadata=current,
             design=design,
+            tampered=_tampered(path, current, summaries),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as ex:
         return BadLog(path, f"malformed log: {type(ex).__name__}: {str(ex)[:160]}")
@@ -734,6 +823,8 @@ def read_full_log(location: str) -> Any:
     try:
         if location.endswith(".json") and "://" not in location:
             _precheck_json_log(location)
+        elif location.endswith(".eval") and "://" not in location and Path(location).is_file():
+            _check_zip(location)
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(read_eval_log, location).result()
     except Exception as ex:  # inspect raises many types for a file that is not a log

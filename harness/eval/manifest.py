@@ -41,6 +41,8 @@ from typing import Any
 
 from harness.eval.code_closure import code_identity
 from harness.eval.data_content import IDENTITY_DIGITS, SAMPLE_DIGITS, data_manifest
+from harness.log_integrity import output_digest, scores_digest
+from harness.manifest_shape import manifest_problem
 
 MANIFEST_KEY = "harness_manifest"  # eval metadata, written before the run
 OUTPUTS_KEY = "harness_manifest_outputs"  # a post-run metadata edit of the log
@@ -273,11 +275,14 @@ def outputs_manifest(log: Any, samples: Iterable[Any] | None = None) -> dict[str
     """
     steps = [{"solver": s.solver, "params": s.params} for s in log.plan.steps]
     digests: list[tuple[tuple[str, int], str]] = []
+    scores: dict[str, str] = {}  # the scores' digests: the tamper check (harness.log_integrity)
     for s in samples if samples is not None else log.samples or []:
         text = s.output.completion if s.output is not None else ""
         error = s.error.message if s.error is not None else None
-        digest = sha256_text(canonical([str(s.id), s.epoch, text, error]))[:SAMPLE_DIGITS]
+        digest = output_digest(s.id, s.epoch, text, error)[:SAMPLE_DIGITS]
         digests.append(((str(s.id), s.epoch), digest))
+        values = {name: score.value for name, score in (s.scores or {}).items()}
+        scores[f"{s.id}#{s.epoch}"] = scores_digest(values)[:SAMPLE_DIGITS]
     per_sample = {f"{sid}#{epoch}": d for (sid, epoch), d in sorted(digests)}
     outputs = hashlib.sha256()
     for key, digest in per_sample.items():
@@ -286,6 +291,7 @@ def outputs_manifest(log: Any, samples: Iterable[Any] | None = None) -> dict[str
         "prompt": sha256_text(canonical(steps)),
         "outputs": outputs.hexdigest(),
         "per_sample": per_sample,
+        "scores": dict(sorted(scores.items())),
         "written": "after the run, by inspect's edit_eval_log (a metadata edit of the log)",
     }
 
@@ -366,7 +372,13 @@ class Manifest:
 
 
 def manifest_of(record: Any) -> Manifest | None:
-    """The manifest of a `LogRecord`, or None for a log written without one."""
+    """The manifest of a `LogRecord`, or None for a log written without one.
+
+    `read_log` leaves out a log whose manifest has the wrong shape; a record made another way
+    with such a manifest reads as having none (`harness.manifest_shape`).
+    """
+    if manifest_problem(record.metadata, record.current_metadata):
+        return None
     before = record.metadata.get(MANIFEST_KEY)
     if not isinstance(before, dict) or not isinstance(before.get("tasks"), dict):
         return None

@@ -95,6 +95,7 @@ def to_json(
                 "n": r.n,
                 "errors": r.errors,
                 "flagged": r.flagged,
+                "tampered": r.tampered or None,
                 "rank": r.rank,
                 "groups": r.groups,
                 "log": Path(r.log).name,

@@ -40,6 +40,7 @@ class ModelRow:
     log: str  # the log file
     judge: JudgeScores | None = None  # for calibrated-judge tasks
     flagged: int = 0  # units with an integrity flag (SWE tampering), shown beside errors
+    tampered: str = ""  # why its log does not match its own manifest ("" if it does), shown
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
                 log=first_rows[m].log,
                 judge=_judge(records),
                 flagged=first_rows[m].flagged,
+                tampered=first_rows[m].tampered,
             )
         )
     return TaskTable(group.suite, group.label, tuple(rows), pairs, alpha)

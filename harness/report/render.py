@@ -80,7 +80,8 @@ def _tables(data: ReportData) -> list[tuple[str, str, list[str], list[list[str]]
     flags = any(r.flagged for r in data.scores)  # integrity flags beside errors, where any
     scores = [
         [r.suite, r.task, r.model, r.metric, str(r.n), str(r.errors),
-         *([str(r.flagged)] if flags else []), _num(r.value),
+         *([str(r.flagged)] if flags else []),
+         _num(r.value) + (f" (TAMPERED: {r.tampered})" if r.tampered else ""),
          "n/a" if math.isnan(r.ci_low) else f"[{r.ci_low:.3f}, {r.ci_high:.3f}]", r.ci_method]
         for r in data.scores
     ]  # fmt: skip

@@ -55,6 +55,9 @@ class SummaryRow:
     log: str  # the inspect log it came from (logs joined by ", " for pooled replicates)
     unit: str = "problem"  # what n counts
     flagged: int = 0  # units with an integrity flag on an epoch (SWE tampering), shown beside
+    # why the log's outputs or scores do not match its own manifest ("" when they do), shown
+    # beside the score (`harness.log_integrity`)
+    tampered: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The row as a JSON-ready dict (nan becomes None)."""
@@ -414,6 +417,10 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
     rows: list[SummaryRow] = []
 
     flagged = len({s.id for r in records for s in r.samples if s.flags})
+    tampered = "; ".join(
+        dict.fromkeys(f"{r.path}: {r.tampered}" if len(records) > 1 else r.tampered
+                      for r in records if r.tampered)
+    )  # fmt: skip
 
     def row(metric: str, ci: Interval, n: int, errors: int) -> SummaryRow:
         return SummaryRow(
@@ -421,7 +428,7 @@ def arm_rows(records: Sequence[LogRecord], design: Design | None = None) -> list
             first.identity.arm_label + f" ({len(records)} replicates pooled)", metric=metric,
             n=n, errors=errors, value=ci.estimate, ci_low=ci.low, ci_high=ci.high,
             ci_method=ci.method, log=", ".join(r.path for r in records), unit=design.unit,
-            flagged=flagged,
+            flagged=flagged, tampered=tampered,
         )  # fmt: skip
 
     for scorer in scorers:
