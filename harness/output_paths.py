@@ -151,6 +151,17 @@ def refuse_link(path: Path, what: str, target: str) -> None:
         )
 
 
+def _existing(file: Path, what: str, target: str) -> os.stat_result | None:
+    """What is at an output path now (None: nothing); a link or an unusable path is refused."""
+    refuse_link(file, what, target)
+    try:
+        return os.stat(file)
+    except FileNotFoundError:
+        return None
+    except OSError as ex:
+        raise HarnessUsageError(f"{what} '{target}' cannot be used ({ex.strerror})") from None
+
+
 def data_file(path: str, what: str, *, force: bool, mark: str | None) -> Path:
     """Check an output file of data (JSON, CSV) before any work, by the rule reports follow.
 
@@ -164,13 +175,7 @@ def data_file(path: str, what: str, *, force: bool, mark: str | None) -> Path:
     if not path.strip():
         raise HarnessUsageError(f"{what} is empty; name a file")
     out = Path(path)
-    refuse_link(out, what, path)
-    try:
-        info = os.stat(out)
-    except FileNotFoundError:
-        info = None
-    except OSError as ex:
-        raise HarnessUsageError(f"{what} '{path}' cannot be used ({ex.strerror})") from None
+    info = _existing(out, what, path)
     if info is not None and not stat.S_ISREG(info.st_mode):
         raise HarnessUsageError(f"{what} '{path}' is not a regular file; name a file")
     if info is not None and is_log(out):
@@ -204,13 +209,7 @@ def report_file(path: str, what: str, *, force: bool, fmt: str) -> OutputFile:
     if not path.strip():
         raise HarnessUsageError(f"{what} is empty; name the report file, e.g. report.{fmt}")
     file = Path(path)
-    refuse_link(file, what, path)
-    try:
-        info = os.stat(file)
-    except FileNotFoundError:
-        info = None
-    except OSError as ex:
-        raise HarnessUsageError(f"{what} '{path}' cannot be used ({ex.strerror})") from None
+    info = _existing(file, what, path)
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise HarnessUsageError(f"{what} '{path}' is a folder; name a file inside it")
     if info is not None and not stat.S_ISREG(info.st_mode):
