@@ -82,7 +82,35 @@ class PairState:
     clusters: int | None = None
 
 
-class PairFamily:
+class _ItemFeed:
+    """What both stoppers share: items asked per model, and one item's scores by name.
+
+    A subclass has `models`, `_model_items` (items asked per model), `active()` and
+    `observe_row(row)`.
+    """
+
+    models: tuple[str, ...]
+    _model_items: np.ndarray
+
+    def active(self) -> tuple[str, ...]:  # pragma: no cover - each subclass defines it
+        raise NotImplementedError
+
+    def observe_row(self, row: np.ndarray) -> None:  # pragma: no cover - likewise
+        raise NotImplementedError
+
+    def model_items(self) -> dict[str, int]:
+        """Items each model has been asked."""
+        return dict(zip(self.models, self._model_items.tolist(), strict=True))
+
+    def observe(self, scores: Mapping[str, float]) -> None:
+        """One item's scores in [0, 1], for at least every model still being asked."""
+        missing = [m for m in self.active() if m not in scores]
+        if missing:
+            raise ValueError(f"no score for {', '.join(missing)}, still being asked")
+        self.observe_row(np.array([float(scores.get(m, math.nan)) for m in self.models]))
+
+
+class PairFamily(_ItemFeed):
     """Anytime-valid decisions for every pair of `models`, one item at a time.
 
     Args:
@@ -139,17 +167,6 @@ class PairFamily:
     def active(self) -> tuple[str, ...]:
         """The models still to be asked the next item."""
         return tuple(m for m, on in zip(self.models, self._asked, strict=True) if on)
-
-    def model_items(self) -> dict[str, int]:
-        """Items each model has been asked."""
-        return dict(zip(self.models, self._model_items.tolist(), strict=True))
-
-    def observe(self, scores: Mapping[str, float]) -> None:
-        """One item's scores in [0, 1], for at least every model still being asked."""
-        missing = [m for m in self.active() if m not in scores]
-        if missing:
-            raise ValueError(f"no score for {', '.join(missing)}, still being asked")
-        self.observe_row(np.array([float(scores.get(m, math.nan)) for m in self.models]))
 
     def observe_row(self, row: np.ndarray) -> None:
         """One item's scores as an array in model order (models not asked may be anything)."""
@@ -238,7 +255,7 @@ def whole_clusters(ends: np.ndarray, budget: int | None) -> int | None:
     return None if budget is None else int(np.searchsorted(ends, budget, side="right"))
 
 
-class ClusterMeans:
+class ClusterMeans(_ItemFeed):
     """A family fed one observation per completed cluster: each model's mean over its items.
 
     The same interface as `PairFamily` (`models`, `active`, `observe`, `observe_row`, `n`,
@@ -273,17 +290,6 @@ class ClusterMeans:
     def active(self) -> tuple[str, ...]:
         """The models still to be asked; it changes only when a cluster completes."""
         return tuple(self.family.active())
-
-    def model_items(self) -> dict[str, int]:
-        """Items each model has been asked."""
-        return dict(zip(self.models, self._model_items.tolist(), strict=True))
-
-    def observe(self, scores: Mapping[str, float]) -> None:
-        """One item's scores in [0, 1], for at least every model still being asked."""
-        missing = [m for m in self.active() if m not in scores]
-        if missing:
-            raise ValueError(f"no score for {', '.join(missing)}, still being asked")
-        self.observe_row(np.array([float(scores.get(m, math.nan)) for m in self.models]))
 
     def observe_row(self, row: np.ndarray) -> None:
         """One item's scores in model order; at a cluster's last item, its means go in."""
