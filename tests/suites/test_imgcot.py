@@ -97,12 +97,12 @@ def test_both_autoencoders_see_byte_identical_encoder_inputs():
         ({"height": 30}, "40x30 canvas is too small for the CoT"),  # three lines need 36 px
         ({"font_size": 14}, "too small for the CoT at font size 14"),
         ({"k": 8, "m": 2}, "not fewer than the explicit CoT's 17"),
-        ({"m": 0}, "m (kept steps) must be in 1..3"),
-        ({"lam": -1.0}, "lam must be >= 0"),
-        ({"seeds": 0}, "seeds must be at least 1"),
+        ({"m": 4}, "m (kept steps) must be in 1..3"),
+        ({"lam": -1.0}, "lam takes a number in [0"),
+        ({"seeds": 0}, "seeds takes an integer in [1"),
         ({"arms": "imgcot,latent_foo"}, "unknown arm"),
         ({"preset": "huge"}, "unknown preset 'huge'"),
-        ({"n_train": 0}, "n_train must be at least 1"),
+        ({"n_train": 0}, "n_train takes an integer in [1"),
     ],
 )
 def test_bad_task_arguments_are_usage_errors(args, message):
