@@ -80,7 +80,13 @@ def tamper_reason(
         return ""
     summary_scores = {_key(s): _values(s) for s in summaries}
     seen: set[str] = set()
-    outputs_differ = scores_differ = summaries_differ = 0
+    outputs_differ = summaries_differ = 0
+    scores_differ: set[str] = set()  # in the summaries (what is reported) or the samples
+
+    def check_scores(key: str, values: dict[str, Any]) -> None:
+        if key in recorded_scores and not _matches(scores_digest(values), recorded_scores[key]):
+            scores_differ.add(key)
+
     for sample in samples:
         key = _key(sample)
         seen.add(key)
@@ -89,13 +95,11 @@ def tamper_reason(
         if key in recorded and not _matches(digest, recorded[key]):
             outputs_differ += 1
         values = _values(sample)
-        if key in recorded_scores and not _matches(scores_digest(values), recorded_scores[key]):
-            scores_differ += 1
+        check_scores(key, values)
         if key in summary_scores and summary_scores[key] != values:
             summaries_differ += 1
-    for key, values in summary_scores.items():  # a summary without its sample: its scores
-        if key not in seen and key in recorded_scores:
-            scores_differ += not _matches(scores_digest(values), recorded_scores[key])
+    for key, values in summary_scores.items():
+        check_scores(key, values)
     logged = seen | set(summary_scores)  # the report reads the summaries: none may be missing
     n = len(recorded)
     parts = []
@@ -103,7 +107,7 @@ def tamper_reason(
         parts.append(f"outputs do not match the log's manifest: {outputs_differ} of {n} "
                      "samples differ")  # fmt: skip
     if scores_differ:
-        parts.append(f"scores do not match the log's manifest: {scores_differ} of {n} samples "
+        parts.append(f"scores do not match the log's manifest: {len(scores_differ)} of {n} samples "
                      "differ")  # fmt: skip
     if summaries_differ:
         parts.append(f"the summaries' scores differ from the samples' in {summaries_differ} of "

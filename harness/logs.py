@@ -519,7 +519,7 @@ def _read_fast(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
     with zipfile.ZipFile(path) as z:
         header = _bounded_member(z, "header.json", path)
-        if header.get("status") != "success":
+        if not isinstance(header, dict) or header.get("status") != "success":
             return header, []
         return header, _bounded_member(z, "summaries.json", path)
 
