@@ -12,13 +12,17 @@ exits 1 (outputs alone: said so, a nondeterministic model's expected drift, with
 new score lies in the old interval); nothing drifted in what could be compared, but an older
 manifest left something unchecked: named, exit 3.
 
-The flow is small steps (`load`, `request_for`, `fresh_log_dir`, `run_again`, `compare`) so that
-a step can go between them. The new log goes to a folder of its own, never one holding logs:
-`eval_set` would otherwise reuse the old log and report a reproduction that never ran.
+The flow is small steps (`load`, `request_for`, `fresh_log_dir`, `plan`, `run_again`, `compare`)
+so that a step can go between them. A log is someone else's file: `plan` says what will run
+(provider, endpoint, keys, paths, limits, time) before anything does, and refuses an endpoint
+or a path the user did not name, or a wait past `--max-wait` (`harness.eval.reproduce_plan`).
+The new log goes to a folder of its own, never one holding logs: `eval_set` would otherwise
+reuse the old log and report a reproduction that never ran.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +30,12 @@ from typing import Any
 from harness.errors import HarnessUsageError
 from harness.eval.drift import DRIFTS, SHOWN, FieldDrift, compare_manifests
 from harness.eval.manifest import Manifest, manifest_of
+from harness.eval.reproduce_plan import MAX_WAIT, Consent, Plan, plan_of
 
-__all__ = ["DRIFTS", "SHOWN", "FieldDrift", "Reproduction", "compare_manifests", "reproduce"]
+__all__ = [
+    "DRIFTS", "MAX_WAIT", "SHOWN", "Consent", "FieldDrift", "Plan", "Reproduction",
+    "compare_manifests", "plan", "prepare", "refuse", "reproduce",
+]  # fmt: skip
 
 EXIT_DRIFTED = 1  # something drifted
 EXIT_UNCHECKED = 3  # nothing drifted in what was compared, but something could not be
@@ -163,6 +171,36 @@ def fresh_log_dir(path: str, log_dir: str | None) -> str:
     return log_dir
 
 
+def plan(path: str, req: Any, old: Manifest, consent: Consent) -> Plan:
+    """What the request will run, read before it runs (see `harness.eval.reproduce_plan`)."""
+    from inspect_ai.log import read_eval_log
+
+    spec = read_eval_log(path, header_only=True).eval
+    whole = old.data.get("dataset") if isinstance(old.data.get("dataset"), dict) else {}
+    n = whole.get("n") if isinstance(whole, dict) else None
+    n = n if isinstance(n, int) and not isinstance(n, bool) else spec.dataset.samples
+    return plan_of(req, spec, n, consent)
+
+
+def refuse(steps: Plan) -> None:
+    """A usage error naming everything the user has not consented to, or nothing."""
+    if steps.refusals:
+        raise HarnessUsageError("reproduce refused, nothing ran: " + "; ".join(steps.refusals))
+
+
+def prepare(path: str, limit: int | None, log_dir: str | None,
+            consent: Consent) -> tuple[Any, Manifest, Any, Plan]:  # fmt: skip
+    """The log's record and manifest, the request that runs it again, and its plan."""
+    if limit is not None and limit < 1:
+        raise HarnessUsageError(f"--limit must be at least 1, got {limit}")
+    if not (consent.max_wait >= 0):  # NaN included
+        raise HarnessUsageError(f"--max-wait must be a number of seconds >= 0, got "
+                                f"{consent.max_wait}")  # fmt: skip
+    record, old = load(path)
+    req = request_for(path, limit, fresh_log_dir(path, log_dir))
+    return record, old, req, plan(path, req, old, consent)
+
+
 def run_again(path: str, record: Any, req: Any) -> tuple[Any, list[Any]]:
     """Run the request; the new log's record and the summary rows, or a usage error."""
     from harness.cli.run import run_eval_records
@@ -192,12 +230,19 @@ def compare(path: str, record: Any, old: Manifest, new_record: Any, rows: list[A
     )  # fmt: skip
 
 
-def reproduce(path: str, limit: int | None = None, log_dir: str | None = None) -> Reproduction:
-    """Run the configuration of the log at `path` again and compare the two manifests."""
-    if limit is not None and limit < 1:
-        raise HarnessUsageError(f"--limit must be at least 1, got {limit}")
-    record, old = load(path)
-    req = request_for(path, limit, fresh_log_dir(path, log_dir))
+def reproduce(path: str, limit: int | None = None, log_dir: str | None = None,
+              consent: Consent | None = None,
+              show: Callable[[str], None] | None = None) -> Reproduction:  # fmt: skip
+    """Run the configuration of the log at `path` again and compare the two manifests.
+
+    The plan is given to `show` line by line before anything runs; what the user has not
+    consented to (`consent`: endpoints, paths, the longest wait) is refused in one line.
+    """
+    record, old, req, steps = prepare(path, limit, log_dir, consent or Consent())
+    if show is not None:
+        for line in steps.lines():
+            show(line)
+    refuse(steps)
     new_record, rows = run_again(path, record, req)
     limited = limit is not None and limit < int(old.data.get("n") or 0)
     return compare(path, record, old, new_record, rows, limited)
