@@ -155,6 +155,7 @@ def plot_iid_ood(report: CausalReport, path: Path) -> str:
 
             ax.errorbar([x.estimate], [y.estimate], xerr=err(x), yerr=err(y), fmt="o",
                         capsize=3, color=colour, label=arm)  # fmt: skip
+        ax.xaxis.set_major_locator(plt.MaxNLocator(5))
         ax.set_xlabel(lx)
         ax.set_ylabel(ly)
         ax.grid(alpha=0.3)
