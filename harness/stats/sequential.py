@@ -60,6 +60,8 @@ from typing import Literal, get_args
 
 import numpy as np
 
+from harness.stats.bets import Bets, bet_sizes, bets_for
+
 Kind = Literal["mean", "difference"]
 TRUNCATION = 0.75  # c: bets never stake more than 3/4 of what a single draw could lose
 HEDGE = 0.5  # theta: the capital is split evenly between betting up and betting down
@@ -156,6 +158,9 @@ class BettingCS:
             (the CS is then for the mean of those items); None for independent draws.
         batch: The number of independent sequences (0 or 1: a single one).
         grid: Candidate values on the kind's scale, sorted; default 1001 evenly spaced.
+        planned: The n the run plans to reach (its budget, or the items there are): the
+            capital mixes bets tuned to it (`harness.stats.bets`), narrower there than the
+            plug-in schedule; None keeps the plug-in alone. Valid either way, at every n.
 
     Notes:
         The interval is the convex hull of the grid points not yet rejected, widened to the
@@ -173,6 +178,7 @@ class BettingCS:
         population: int | None = None,
         batch: int = 0,
         grid: Sequence[float] | np.ndarray | None = None,
+        planned: int | None = None,
     ) -> None:
         """An empty sequence (nothing observed)."""
         if not 0 < alpha < 1:
@@ -184,7 +190,9 @@ class BettingCS:
         self.alpha = alpha
         self.kind: Kind = kind
         self.population = population
+        self.bets: Bets = bets_for(planned)
         size = max(batch, 1)
+        k = len(self.bets.weights)
         values = np.linspace(*self.domain, GRID) if grid is None else np.asarray(grid, float)
         if values.ndim != 1 or values.size < 2 or np.any(np.diff(values) <= 0):
             raise ValueError("grid must be a sorted 1-D sequence of two or more distinct values")
@@ -196,9 +204,11 @@ class BettingCS:
         self._sum = np.zeros(size)  # (B,) sum of observations (on the [0, 1] scale)
         self._var_sum = np.zeros(size)  # (B,) sum of (X_i - mu_hat_i)^2
         self._count = np.zeros(size, dtype=np.int64)  # (B,) observations per sequence
-        self._log_up = np.zeros((size, values.size))  # (B, G) log K+
-        self._log_down = np.zeros((size, values.size))  # (B, G) log K-
+        self._log_up = np.zeros((size, k, values.size))  # (B, K, G) log K+ of each bet
+        self._log_down = np.zeros((size, k, values.size))  # (B, K, G) log K-
         self._max_log_e = np.zeros((size, values.size))  # (B, G) running max of log E
+        self._max_up = np.zeros((size, values.size))  # (B, G) running max of log sum_k w_k K+
+        self._max_down = np.zeros((size, values.size))  # (B, G) the same for K-
         self._below = np.full(size, -1)  # (B,) highest grid index ever rejected from below
         self._above = np.full(size, values.size)  # (B,) lowest grid index ever rejected above
 
@@ -221,7 +231,7 @@ class BettingCS:
             if self.population is not None
             else "independent draws"
         )
-        return f"betting confidence sequence, hedged, predictable plug-in ({draw})"
+        return f"betting confidence sequence, hedged, {self.bets.describe()} ({draw})"
 
     def update(
         self, x: float | Sequence[float] | np.ndarray, mask: np.ndarray | None = None
@@ -243,9 +253,9 @@ class BettingCS:
             raise ValueError(f"more draws than the population of {self.population} items")
         y = self._to_unit(values)  # (B,)
         counts = self._count
-        lam = predictable_lambda(counts, self._var_sum, self.alpha)  # (B,) from the past only
+        lam = bet_sizes(counts, self._var_sum, self.alpha, self.bets)[:, :, None]  # (B, K, 1)
         if self.population is None:
-            mu = np.broadcast_to(self._m, self._log_up.shape)  # (B, G)
+            mu = np.broadcast_to(self._m, (size, self._m.size))  # (B, G)
         else:
             left = (self.population - counts)[:, None]  # (B, 1) items not yet drawn
             mu = (self.population * self._m[None, :] - self._sum[:, None]) / left  # (B, G)
@@ -257,30 +267,51 @@ class BettingCS:
         with np.errstate(divide="ignore"):
             cap_up = np.where(mu_c > 0, TRUNCATION / mu_c, np.inf)
             cap_down = np.where(mu_c < 1, TRUNCATION / (1.0 - mu_c), np.inf)
-        lam_up = np.minimum(lam[:, None], cap_up)  # (B, G)
-        lam_down = np.minimum(lam[:, None], cap_down)
-        step = y[:, None] - mu_c  # (B, G)
+        lam_up = np.minimum(lam, cap_up[:, None, :])  # (B, K, G)
+        lam_down = np.minimum(lam, cap_down[:, None, :])
+        step = (y[:, None] - mu_c)[:, None, :]  # (B, 1, G)
         log_up = np.log1p(lam_up * step)
         log_down = np.log1p(-lam_down * step)
-        log_up = np.where(impossible_low, np.inf, log_up)
-        log_down = np.where(impossible_high, np.inf, log_down)
-        sel = active[:, None]
+        log_up = np.where(impossible_low[:, None, :], np.inf, log_up)
+        log_down = np.where(impossible_high[:, None, :], np.inf, log_down)
+        sel = active[:, None, None]
         self._log_up = np.where(sel, self._log_up + log_up, self._log_up)
         self._log_down = np.where(sel, self._log_down + log_down, self._log_down)
-        log_e = np.logaddexp(math.log(HEDGE) + self._log_up, math.log(1.0 - HEDGE) + self._log_down)
+        up, down = self._mixed()
+        self._max_up = np.maximum(self._max_up, up)
+        self._max_down = np.maximum(self._max_down, down)
+        log_e = np.logaddexp(math.log(HEDGE) + up, math.log(1.0 - HEDGE) + down)
         self._max_log_e = np.maximum(self._max_log_e, log_e)
         bar = math.log(1.0 / self.alpha)
         grid_index = np.arange(self._m.size)
-        below = np.where(math.log(HEDGE) + self._log_up >= bar, grid_index, -1).max(axis=1)
-        above = np.where(
-            math.log(1.0 - HEDGE) + self._log_down >= bar, grid_index, self._m.size
-        ).min(axis=1)
+        below = np.where(math.log(HEDGE) + up >= bar, grid_index, -1).max(axis=1)
+        above = np.where(math.log(1.0 - HEDGE) + down >= bar, grid_index, self._m.size).min(axis=1)
         self._below = np.maximum(self._below, below)
         self._above = np.minimum(self._above, above)
         mean_now = (0.5 + self._sum + y) / (counts + 2)  # mu_hat_t, with this draw
         self._var_sum = np.where(active, self._var_sum + (y - mean_now) ** 2, self._var_sum)
         self._sum = np.where(active, self._sum + y, self._sum)
         self._count = counts + active
+
+    def _mixed(self) -> tuple[np.ndarray, np.ndarray]:
+        """(B, G) log of the mixed capitals sum_k w_k K+_k and sum_k w_k K-_k."""
+        if self._log_up.shape[1] == 1:
+            return self._log_up[:, 0], self._log_down[:, 0]
+        w = self.bets.log_weights[None, :, None]
+        return (np.logaddexp.reduce(w + self._log_up, axis=1),
+                np.logaddexp.reduce(w + self._log_down, axis=1))  # fmt: skip
+
+    def one_sided_p_values(self, null: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per sequence, anytime p-values for H: mean <= null, and for H: mean >= null.
+
+        min(1, 1 / the running maximum of K+(null)), and of K-(null): under mean <= null, K+ is
+        a nonnegative supermartingale (each factor has mean 1 + lambda (mu - null) <= 1), so by
+        Ville the p-value is <= x with probability <= x, at any stopping time. Sequential Holm
+        (`harness.stats.sequential_holm`) runs on these.
+        """
+        j = self._null_index(null)
+        return np.minimum(1.0, np.exp(-self._max_up[:, j])), np.minimum(
+            1.0, np.exp(-self._max_down[:, j]))  # fmt: skip
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Per sequence, (low, high) on the kind's scale: the CS lies within them."""
@@ -348,11 +379,8 @@ class BettingCS:
     def e_values(self, null: float) -> np.ndarray:
         """Per sequence, the hedged capital at `null` now (an e-value at any stopping time)."""
         j = self._null_index(null)
-        return np.exp(
-            np.logaddexp(
-                math.log(HEDGE) + self._log_up[:, j], math.log(1 - HEDGE) + self._log_down[:, j]
-            )
-        )
+        up, down = self._mixed()
+        return np.exp(np.logaddexp(math.log(HEDGE) + up[:, j], math.log(1 - HEDGE) + down[:, j]))
 
     def p_values(self, null: float) -> np.ndarray:
         """Per sequence, the anytime p-value min(1, 1 / max_s E_s(null))."""
