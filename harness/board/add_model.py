@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,7 @@ class MethodRun:
         covered: Per replication, whether the CS held the true board mean at the stop.
         resolution: Per replication and pair, the pair's resolution at the stop.
         items: Per replication and pair, the items asked when it was resolved (the stop when not).
+        cs: The confidence sequence, in words (which bets, tuned to which n).
 
     """
 
@@ -74,6 +75,7 @@ class MethodRun:
     covered: np.ndarray
     resolution: np.ndarray
     items: np.ndarray
+    cs: str = ""
 
     @property
     def coverage(self) -> float:
@@ -89,6 +91,7 @@ class MethodRun:
             "queries_range": [int(q.min()), int(q.max())],
             "coverage": self.coverage,
             "width_mean": float(np.mean(self.high - self.low)),
+            "cs": self.cs,
         }
 
 
@@ -308,6 +311,16 @@ def add_model(
         raise HarnessUsageError(f"--add-model '{model}' is not on the board; its models are: "
                                 f"{', '.join(board.models[:10])}"
                                 + (" ..." if len(board.models) > 10 else ""))  # fmt: skip
+    from harness.board.history_check import same_name
+    from harness.terminal import printable
+
+    twin = next((m for m in board.models if m != model and same_name(m) == same_name(model)),
+                None)  # fmt: skip
+    if twin is not None:
+        raise HarnessUsageError(f"--add-model {printable(model, markup=False)!r} is on the board "
+                                f"again as {printable(twin, markup=False)!r} (the same name but "
+                                "for case, spaces or invisible characters): it would be compared "
+                                "with itself; keep one of the two rows")  # fmt: skip
     if len(board.models) < 2 or (active and len(board.models) < 3):
         need = "two other models" if active else "another model"
         raise HarnessUsageError(f"--active needs past results of {need} on the board to fit "
@@ -336,17 +349,18 @@ def add_model(
     settings = dict(reps=orders, budget=budget, truth=truth, others=others, margin=margin,
                     width=width, progress=progress)  # fmt: skip
 
-    wor = BettingCS(alpha=alpha, population=n_items, batch=orders, grid=grid)
+    planned = planned_items(budget, width, alpha)
+    wor = BettingCS(alpha=alpha, population=n_items, batch=orders, grid=grid, planned=planned)
     position = {"t": 0}
 
     def draw_random(mask: np.ndarray) -> None:
         wor.update(y[orders_[:, position["t"]]], mask=mask)
         position["t"] += 1
 
-    runs = [_run("random", draw_random, wor.bounds, **settings)]
+    runs = [replace(_run("random", draw_random, wor.bounds, **settings), cs=wor.method)]
     if active:
         items = fit_items(history, rank=rank, seed=seed)
-        cs = ActiveMeanCS(n_items, alpha=alpha, batch=orders, grid=grid)
+        cs = ActiveMeanCS(n_items, alpha=alpha, batch=orders, grid=grid, planned=planned)
         state = {"u": np.zeros((orders, rank))}
         pick = np.random.default_rng([seed, 2])
 
@@ -360,7 +374,7 @@ def add_model(
             item = np.where(q[np.arange(orders), item] > 0, item, np.argmax(q, axis=1))
             cs.step(pred, q, item, y[item], mask=mask)
 
-        runs.insert(0, _run("active", draw_active, cs.bounds, **settings))
+        runs.insert(0, replace(_run("active", draw_active, cs.bounds, **settings), cs=cs.method))
     truth_diff = truth - others
     wrong = tuple(float(_wrong(r.resolution, truth_diff, margin).mean()) for r in runs)
     direction = tuple(float(_wrong(r.resolution, truth_diff, margin, True).mean()) for r in runs)
@@ -379,6 +393,17 @@ def add_model(
         wrong=wrong,
         wrong_direction=direction,
     )
+
+
+def planned_items(budget: int, width: float | None, alpha: float) -> int:
+    """The n the CSs' bets are tuned to: the budget, or the n at which `width` is reached.
+
+    With a width, the n at which a CS with bets tuned to n would reach it at the largest
+    variance, 1/4 (half-width about sqrt(2 log(4 / alpha) / 4n)), where that is smaller.
+    """
+    if width is None:
+        return budget
+    return max(1, min(budget, math.ceil(2 * math.log(4 / alpha) / width**2)))
 
 
 def fixed_srs_items(mean: float, n_items: int, width: float, alpha: float = 0.05) -> int:

@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.stats.sequential import BettingCS, bonferroni_alpha
+from harness.stats.asymptotic_cs import Choice, choose_cs
+from harness.stats.sequential import bonferroni_alpha
 
 Resolution = Literal["a > b", "b > a", "equivalent", "unresolved"]
 GRID = 201  # CS grid on [-1, 1] for the reported intervals: a resolution of 0.01
@@ -122,6 +123,10 @@ class PairFamily(_ItemFeed):
         budget: Items per model at most (None: no limit).
         intervals: Track each pair's CS on a 0.01 grid to report it; without it only the
             decision points (0, +/-margin) are tracked, which is much faster on big families.
+        cs: Which CS (`harness.stats.asymptotic_cs.choose_cs`): "auto" (default) is the
+            betting CS with bets tuned to the planned n, "plug-in" the old one.
+        planned: The observations the run plans to reach; default the budget, else the
+            population, else none known (the plug-in bets).
 
     """
 
@@ -134,6 +139,8 @@ class PairFamily(_ItemFeed):
         population: int | None = None,
         budget: int | None = None,
         intervals: bool = True,
+        cs: Choice = "auto",
+        planned: int | None = None,
     ) -> None:
         """A family with every pair open and nothing observed."""
         if len(set(models)) != len(models) or len(models) < 2:
@@ -152,8 +159,12 @@ class PairFamily(_ItemFeed):
         k = len(self.pairs)
         points = sorted({-1.0, 1.0, 0.0, -margin, margin})
         grid = np.union1d(np.linspace(-1, 1, GRID), points) if intervals else np.array(points)
-        self._cs = BettingCS(alpha=bonferroni_alpha(alpha, k), kind="difference",
-                             population=population, batch=k, grid=grid)  # fmt: skip
+        if planned is None:
+            planned = budget if budget is not None else population
+        self._cs = choose_cs(cs, alpha=bonferroni_alpha(alpha, k), kind="difference",
+                             population=population, batch=k, grid=grid,
+                             planned=planned)  # fmt: skip
+        self.method = self._cs.method
         self._resolution = np.array(["unresolved"] * k, dtype=object)
         self._items = np.zeros(k, int)
         self._estimate = np.full(k, math.nan)

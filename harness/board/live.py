@@ -15,7 +15,8 @@ stoppers of one task share a `LiveFamily`:
   sequence) are written to that summary's metadata, which the report and `--json` print.
 
 The confidence sequences are betting CSs at alpha / pairs (Bonferroni), valid at the data-
-dependent stopping time; a fixed-n interval is never printed for these runs.
+dependent stopping time, with bets tuned to the budget or, without one, to the order's length
+(`harness.stats.bets`); a fixed-n interval is never printed for these runs.
 
 Where the suite's design nests items in clusters (`Design.cluster`), the order visits clusters
 in a seeded order, a cluster's items together, and the family takes one observation per
@@ -108,7 +109,10 @@ class LiveFamily:
         if len(self.models) == 1 and width is not None:
             inner = WidthFamily(self.models[0], alpha=alpha, width=width, budget=inner_budget)
         else:
-            inner = PairFamily(self.models, alpha=alpha, margin=margin, budget=inner_budget)
+            # bets tuned to the budget, else to every item (or cluster) of the order
+            planned = inner_budget or (len(self.order) if ends is None else int(ends.size))
+            inner = PairFamily(self.models, alpha=alpha, margin=margin, budget=inner_budget,
+                               planned=planned)  # fmt: skip
         self.inner = inner
         self.family: PairFamily | WidthFamily | ClusterMeans = inner
         if clusters is not None:
@@ -183,7 +187,8 @@ class LiveFamily:
                 f"betting confidence sequences (Waudby-Smith and Ramdas 2024) at "
                 f"{bonferroni_level(self.alpha, pairs)} (Bonferroni over pairs), anytime-valid; "
                 f"{fed}; "
-                f"resolved when the CS excludes 0, or lies inside +/-{self.margin:g} (equivalent)"
+                + (f"{self.inner.method}; " if isinstance(self.inner, PairFamily) else "")
+                + f"resolved when the CS excludes 0, or lies inside +/-{self.margin:g} (equivalent)"
             ),
             "order": list(self.order),
             "items_observed": self.fed,

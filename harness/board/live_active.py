@@ -19,10 +19,17 @@ inference: Zrnic and Candes 2024). As in `--until decided`, the items are a rand
 the items' population, in a random order, so psi has the population mean of the new model's
 score, and psi - z_j (z_j the history model j's score on the item) that of the difference with
 model j. Both lie in a fixed range (|psi - z| <= 1 / PI_MIN), so each pair keeps a betting
-confidence sequence (`harness.stats.sequential.BettingCS`, on the range mapped to [0, 1]) at
+confidence sequence (`harness.stats.sequential.BettingCS`, on the range mapped to [0, 1], with
+bets tuned to the visits planned: `harness.stats.bets`) at
 alpha / pairs (Bonferroni), valid at the data-dependent stop; a pair resolves as in
 `harness.board.family`, and the model stops when every pair is resolved, at the budget, or when
 the order ends. The score row of such a run is the weighted confidence sequence of its mean.
+
+Why the range is fixed, not the replay's predictable bounds: the replay's bounds are a maximum
+over the board's unasked items, known before the draw; here the next item is a draw from the
+items' population, so a bound known before it must hold for every item that could come, and
+over f in [0.02, 0.98] with pi >= PI_MIN that is [-2.94, 3.94] for psi, within 2% of the fixed
+range. The tightening that pays is the bets (tuned to the planned visits).
 
 Ours (reconstructed; the log's metadata says so): the ask rule above (the square root of the
 predicted variance is the rule that minimises the variance per query), ASK_RATE, PI_MIN, and
@@ -80,10 +87,17 @@ class ActiveLive:
         pairs = len(history.models)
         lo = float(_to_unit(-1.0, self.bound))
         hi = float(_to_unit(1.0, self.bound))
+        # bets tuned to the visits planned: the budget over the mean ask rate, or the order
+        planned = (
+            len(self.order)
+            if budget is None
+            else min(len(self.order), math.ceil(budget / ASK_RATE))
+        )
         self.pairs_cs = BettingCS(alpha=bonferroni_alpha(alpha, pairs), batch=pairs,
-                                  grid=np.linspace(lo, hi, GRID))  # fmt: skip
+                                  grid=np.linspace(lo, hi, GRID), planned=planned)  # fmt: skip
         self.mean_cs = BettingCS(alpha=alpha, grid=np.linspace(
-            float(_to_unit(0.0, self.bound)), float(_to_unit(1.0, self.bound)), GRID))  # fmt: skip
+            float(_to_unit(0.0, self.bound)), float(_to_unit(1.0, self.bound)), GRID),
+            planned=planned)  # fmt: skip
         self.resolution: list[Resolution] = ["unresolved"] * pairs
         self.resolved_at = [0] * pairs
         self.low = [math.nan] * pairs
@@ -183,8 +197,9 @@ class ActiveLive:
         return {
             "method": (
                 "active selection: items asked with probability ~ sqrt(f (1 - f)) from a factor "
-                "model fitted on the history, weighted by that probability; betting confidence "
-                f"sequences at alpha / pairs (Bonferroni, alpha {self.alpha:g}), anytime-valid; "
+                "model fitted on the history, weighted by that probability; "
+                f"{self.pairs_cs.method}; at alpha / pairs (Bonferroni, alpha {self.alpha:g}), "
+                "anytime-valid; "
                 f"resolved when the CS excludes 0, or lies inside +/-{self.margin:g}"
             ),
             "reconstructed": RECONSTRUCTED,

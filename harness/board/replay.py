@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Literal, get_args
 
@@ -70,6 +70,7 @@ from harness.board.family import (
 )
 from harness.board.table import Board
 from harness.errors import HarnessUsageError
+from harness.stats.asymptotic_cs import Choice
 from harness.stats.compare import Comparison, clean_json, compare
 from harness.stats.design import Design
 
@@ -136,6 +137,7 @@ class OrderRun:
         low: Per pair, CS lower end at resolution (nan unless tracked).
         high: Per pair, CS upper end.
         fixed_n: The oracle fixed n for this order, or None when not searched.
+        method: The pairs' CS, in words (which CS, which bets, tuned to which n).
 
     """
 
@@ -145,6 +147,7 @@ class OrderRun:
     low: tuple[float, ...]
     high: tuple[float, ...]
     fixed_n: int | None = None
+    method: str = ""
 
     @property
     def queries(self) -> int:
@@ -237,12 +240,13 @@ class ReplayResult:
 
     @property
     def method(self) -> str:
-        """How each pair's CS is fed, in words."""
+        """How each pair's CS is fed, and which CS it is, in words."""
+        cs = f"; {self.runs[0].method}" if self.runs and self.runs[0].method else ""
         if self.clusters is None:
-            return "one observation per item (items are independent draws)"
+            return "one observation per item (items are independent draws)" + cs
         return (
             f"one observation per completed cluster ({self.clusters} clusters): the mean "
-            "difference over its items; the estimand is the mean of cluster means"
+            "difference over its items; the estimand is the mean of cluster means" + cs
         )
 
     def _target(self) -> str:
@@ -363,6 +367,7 @@ def replay_order(
     budget: int,
     target: Target = "population",
     intervals: bool = True,
+    cs: Choice = "auto",
 ) -> OrderRun:
     """Run the procedure on one order of the items (see the module docstring).
 
@@ -373,14 +378,14 @@ def replay_order(
     if board.clusters is None:
         family = PairFamily(board.models, alpha=alpha, margin=margin, budget=budget,
                             population=n_items if target == "board" else None,
-                            intervals=intervals)  # fmt: skip
+                            intervals=intervals, cs=cs)  # fmt: skip
         last = min(budget, n_items)
     else:
         ends = cluster_ends([board.clusters[i] for i in order])
         inner = PairFamily(board.models, alpha=alpha, margin=margin,
                            budget=whole_clusters(ends, budget),
                            population=ends.size if target == "board" else None,
-                           intervals=intervals)  # fmt: skip
+                           intervals=intervals, cs=cs)  # fmt: skip
         family = ClusterMeans(inner, board.models, [board.clusters[i] for i in order])
         for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
             if not family.active():
@@ -398,6 +403,7 @@ def replay_order(
         items=tuple(s.items for s in states),
         low=tuple(s.low for s in states),
         high=tuple(s.high for s in states),
+        method=(family.family if isinstance(family, ClusterMeans) else family).method,
     )
 
 
@@ -491,6 +497,7 @@ def replay(
     truth: Sequence[float] | None = None,
     intervals: bool = True,
     progress: Callable[[int], None] | None = None,
+    cs: Choice = "auto",
 ) -> ReplayResult:
     """Replay sequential evaluation over `orders` seeded orders of the board's items.
 
@@ -509,6 +516,9 @@ def replay(
             against; None: the full board's difference.
         intervals: Track each pair's CS on a 0.01 grid to report it (slower on big boards).
         progress: Called with the number of orders done after each one.
+        cs: The pairs' CS (`harness.stats.asymptotic_cs.choose_cs`): "auto" tunes the
+            betting CS's bets to the budget (the board's items by default); "plug-in" is the
+            earlier CS.
 
     """
     if target not in get_args(Target):
@@ -542,10 +552,11 @@ def replay(
     for r in range(orders):
         order = board_order(board, seed, r)
         run = replay_order(board, order, alpha=alpha, margin=margin, budget=budget,
-                           target=target, intervals=intervals and r == 0)  # fmt: skip
+                           target=target, intervals=intervals and r == 0,
+                           cs=cs)  # fmt: skip
         if r < fixed_orders:
             fixed = oracle_fixed_n(board, order, run, alpha=alpha, margin=margin)
-            run = OrderRun(run.model_items, run.resolution, run.items, run.low, run.high, fixed)
+            run = replace(run, fixed_n=fixed)
         res = np.array(run.resolution)
         wrong_dir = ((res == "a > b") & (truth_diff <= TOL)) | (
             (res == "b > a") & (truth_diff >= -TOL)

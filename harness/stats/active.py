@@ -49,7 +49,8 @@ import math
 
 import numpy as np
 
-from harness.stats.sequential import GRID, HEDGE, TRUNCATION, predictable_lambda
+from harness.stats.bets import bet_sizes, bets_for
+from harness.stats.sequential import GRID, HEDGE, TRUNCATION
 
 EXPLORE = 0.1  # weight of the uniform distribution mixed into the selection
 CLIP = 0.02  # predictions are clipped to [CLIP, 1 - CLIP] before they set the selection
@@ -92,11 +93,13 @@ class ActiveMeanCS:
             probability >= 1 - alpha.
         batch: B (0 or 1: a single sequence).
         grid: Candidate means, sorted, in [0, 1]; default `GRID` evenly spaced.
+        planned: The items the run plans to ask: the capital mixes bets tuned to it
+            (`harness.stats.bets`); None: the plug-in bets alone. Valid either way.
 
     """
 
     def __init__(self, n_items: int, *, alpha: float = 0.05, batch: int = 0,
-                 grid: np.ndarray | None = None) -> None:  # fmt: skip
+                 grid: np.ndarray | None = None, planned: int | None = None) -> None:  # fmt: skip
         """Nothing asked yet."""
         if n_items < 1:
             raise ValueError(f"n_items must be positive, got {n_items}")
@@ -113,15 +116,21 @@ class ActiveMeanCS:
         self._count = np.zeros(size, dtype=np.int64)
         self._sum = np.zeros(size)  # (B,) sum of phi
         self._var_sum = np.zeros(size)
-        self._log_up = np.zeros((size, self.grid.size))
-        self._log_down = np.zeros((size, self.grid.size))
+        self.bets = bets_for(planned)
+        k = len(self.bets.weights)
+        self._log_up = np.zeros((size, k, self.grid.size))  # (B, K, G) log K+ of each bet
+        self._log_down = np.zeros((size, k, self.grid.size))
         self._below = np.full(size, -1)  # highest grid index rejected from below
         self._above = np.full(size, self.grid.size)  # lowest grid index rejected from above
 
-    method = (
-        "betting confidence sequence over selection-weighted (Horvitz-Thompson) observations "
-        "with predictable bounds, for the board's own items"
-    )
+    @property
+    def method(self) -> str:
+        """The CS's name, with its bets."""
+        return (
+            "betting confidence sequence over selection-weighted (Horvitz-Thompson) "
+            f"observations with predictable bounds, {self.bets.describe()}, for the board's "
+            "own items"
+        )
 
     def observation(self, pred: np.ndarray, q: np.ndarray, item: np.ndarray,
                     score: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
@@ -160,7 +169,7 @@ class ActiveMeanCS:
         if not np.all(np.isfinite(score)) or np.any((score < 0) | (score > 1)):
             raise ValueError(f"scores must lie in [0, 1], got {score}")
         phi, low, high = self.observation(np.clip(pred, 0.0, 1.0), q, item, score)
-        lam = predictable_lambda(self._count, self._var_sum, self.alpha)  # (B,) past only
+        lam = bet_sizes(self._count, self._var_sum, self.alpha, self.bets)[:, :, None]  # (B,K,1)
         m = self.grid[None, :]
         slack = 8 * np.finfo(float).eps * self.n_items
         impossible_low = m < low[:, None] - slack  # mean below every possible observation
@@ -168,21 +177,24 @@ class ActiveMeanCS:
         with np.errstate(divide="ignore", invalid="ignore"):
             cap_up = np.where(m > low[:, None], TRUNCATION / (m - low[:, None]), np.inf)
             cap_down = np.where(m < high[:, None], TRUNCATION / (high[:, None] - m), np.inf)
-        lam_up = np.minimum(lam[:, None], cap_up)
-        lam_down = np.minimum(lam[:, None], cap_down)
-        move = phi[:, None] - m
+        lam_up = np.minimum(lam, cap_up[:, None, :])  # (B, K, G)
+        lam_down = np.minimum(lam, cap_down[:, None, :])
+        move = (phi[:, None] - m)[:, None, :]  # (B, 1, G)
         with np.errstate(invalid="ignore"):
             up = np.log1p(np.maximum(lam_up * move, -1 + 1e-300))
             down = np.log1p(np.maximum(-lam_down * move, -1 + 1e-300))
-        log_up = np.where(impossible_low, np.inf, up)
-        log_down = np.where(impossible_high, np.inf, down)
-        sel = active[:, None]
+        log_up = np.where(impossible_low[:, None, :], np.inf, up)
+        log_down = np.where(impossible_high[:, None, :], np.inf, down)
+        sel = active[:, None, None]
         self._log_up = np.where(sel, self._log_up + log_up, self._log_up)
         self._log_down = np.where(sel, self._log_down + log_down, self._log_down)
+        w = self.bets.log_weights[None, :, None]
+        mix_up = np.logaddexp.reduce(w + self._log_up, axis=1)  # (B, G) log sum_k w_k K+_k
+        mix_down = np.logaddexp.reduce(w + self._log_down, axis=1)
         bar = math.log(1.0 / self.alpha)
         index = np.arange(self.grid.size)
-        below = np.where(math.log(HEDGE) + self._log_up >= bar, index, -1).max(axis=1)
-        above = np.where(math.log(1 - HEDGE) + self._log_down >= bar, index, self.grid.size)
+        below = np.where(math.log(HEDGE) + mix_up >= bar, index, -1).max(axis=1)
+        above = np.where(math.log(1 - HEDGE) + mix_down >= bar, index, self.grid.size)
         self._below = np.where(active, np.maximum(self._below, below), self._below)
         self._above = np.where(active, np.minimum(self._above, above.min(axis=1)), self._above)
         mean_now = (0.5 + self._sum + phi) / (self._count + 2)
