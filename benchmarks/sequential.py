@@ -24,12 +24,14 @@ Usage: python benchmarks/sequential.py [--quick] [--orders R] [--big] [--write-j
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import norm
 
 from harness.board.add_model import add_model, fixed_srs_items
 from harness.board.replay import MARGIN, ReplayResult, pair_list, replay
@@ -39,6 +41,39 @@ from harness.stats.design import Design
 from harness.stats.sequential import BettingCS, bonferroni_alpha
 
 BINS = (0.0, 0.01, 0.03, 0.05, 0.1, 1.01)
+PILOT = 50  # items of the pilot that plans the runnable fixed design
+
+
+def pilot_fixed_stopping(board: Board, alpha: float, margin: float, seed: int) -> int:
+    """Queries of a fixed SRS design planned from a pilot, before the run: a design a user can run.
+
+    The pilot asks every model PILOT random items; the design then asks every model n items,
+    the n at which each pair's fixed-n normal interval (Bonferroni over the pairs, the pilot's
+    largest variance of a difference) is no wider than the margin: an interval that narrow
+    either excludes 0 or lies inside +/-margin, so every pair is decided, as the sequential
+    run's rule asks. n is capped at the board's items; the pilot's items count towards it.
+    """
+    m, n_items = board.scores.shape
+    cols = np.random.default_rng([seed, 99]).permutation(n_items)[:PILOT]
+    pilot = board.scores[:, cols]
+    ia, ib = np.array(pair_list(board.models)).T
+    diffs = pilot[ia] - pilot[ib]  # (K, PILOT)
+    var = float(np.max(diffs.var(axis=1, ddof=1))) + 1.0 / PILOT  # a little for the pilot's noise
+    z = float(norm.ppf(1 - alpha / (2 * ia.size)))
+    n = math.ceil((2 * z) ** 2 * var / margin**2)
+    return m * min(n_items, max(PILOT, n))
+
+
+def pilot_fixed_add(y: np.ndarray, width: float, alpha: float, seed: int) -> int:
+    """Items of a fixed SRS design for one model's mean at `width`, planned from a pilot.
+
+    The pilot asks PILOT random items; p = (successes + 1) / (PILOT + 2); the design asks the n
+    at which the normal interval with the finite-population correction is `width` wide at that
+    variance (`fixed_srs_items`), at least the pilot's items.
+    """
+    cols = np.random.default_rng([seed, 98]).permutation(y.size)[:PILOT]
+    p = (y[cols].sum() + 1) / (PILOT + 2)
+    return max(PILOT, fixed_srs_items(float(p), y.size, width, alpha))
 
 
 def irt_board(models: int, items: int, *, seed: int, near_ties: int, spread: float = 1.0,
@@ -109,9 +144,9 @@ def add_model_report(name: str, board: Board, probs: np.ndarray | None, *, width
           f"{board.scores.shape[1]} items; stop at CS width <= {width} or every pair resolved "
           f"(margin 0, so only directions); {reps} replications; {len(rows)} models left out "
           "in turn")  # fmt: skip
-    print("    model  mean   random  active  random/active  fixed-SRS  coverage(a/r)  "
-          "oracle bound")  # fmt: skip
-    ratios, fixed_ratios, coverages, losses = [], [], [], []
+    print("    model  mean   random  active  random/active  pilot-fixed  oracle-fixed  "
+          "coverage(a/r)  wrong(a)  oracle bound")  # fmt: skip
+    ratios, fixed_ratios, coverages, losses, pilot_ratios, wrongs = [], [], [], [], [], []
     for row in rows:
         model = board.models[row]
         result = add_model(board, model, alpha=alpha, margin=0.0, width=width, orders=reps,
@@ -120,19 +155,25 @@ def add_model_report(name: str, board: Board, probs: np.ndarray | None, *, width
         assert active is not None and random is not None
         ratio = random.queries.mean() / active.queries.mean()
         fixed = fixed_srs_items(result.truth, board.scores.shape[1], width, alpha)
+        pilot = pilot_fixed_add(board.scores[row], width, alpha, seed=row)
+        pilot_ratios.append(pilot / active.queries.mean())
+        wrongs.append(result.wrong_direction[0])
         ratios.append(ratio)
         fixed_ratios.append(fixed / active.queries.mean())
         coverages += [active.coverage, random.coverage]
         bound = f"{oracle_bound(probs, row):.2f}x" if probs is not None else "-"
         print(f"    {model:<6} {result.truth:.3f}  {random.queries.mean():>6.0f}  "
-              f"{active.queries.mean():>6.0f}  {ratio:>13.2f}  {fixed:>9}  "
-              f"{active.coverage:.2f}/{random.coverage:.2f}      {bound}")  # fmt: skip
+              f"{active.queries.mean():>6.0f}  {ratio:>13.2f}  {pilot:>11}  {fixed:>12}  "
+              f"{active.coverage:.2f}/{random.coverage:.2f}      {result.wrong_direction[0]:.3f}"
+              f"     {bound}")  # fmt: skip
         if ratio < 1:
             losses.append(f"{model} (mean {result.truth:.3f}: {ratio:.2f}x)")
     print(f"  random/active at the same width: median {np.median(ratios):.2f}x (range "
           f"{min(ratios):.2f}-{max(ratios):.2f}); fixed-SRS(oracle, not anytime)/active median "
-          f"{np.median(fixed_ratios):.2f}x; lowest coverage {min(coverages):.2f} "
-          f"({time.perf_counter() - start:.0f} s)")  # fmt: skip
+          f"{np.median(fixed_ratios):.2f}x; pilot-fixed (runnable)/active median "
+          f"{np.median(pilot_ratios):.2f}x (range {min(pilot_ratios):.2f}-{max(pilot_ratios):.2f})"
+          f"; lowest coverage {min(coverages):.2f}; worst wrong-direction rate "
+          f"{max(wrongs):.3f} ({time.perf_counter() - start:.0f} s)")  # fmt: skip
     print("  active loses to random on: " + (", ".join(losses) if losses else "none"))
 
 
@@ -163,7 +204,8 @@ def price(board: Board, alpha: float) -> float:
     ia = np.array([i for i, _ in pairs])
     ib = np.array([j for _, j in pairs])
     cs = BettingCS(alpha=bonferroni_alpha(alpha, len(every)), kind="difference",
-                   batch=len(pairs), grid=np.linspace(-1, 1, 801))  # fmt: skip
+                   batch=len(pairs), grid=np.linspace(-1, 1, 801),
+                   planned=board.scores.shape[1])  # fmt: skip
     for t in range(board.scores.shape[1]):
         col = board.scores[:, t]
         cs.update(col[ia] - col[ib])
@@ -197,11 +239,12 @@ def bins_table(board: Board, result: ReplayResult) -> list[str]:
 
 
 def report(name: str, board: Board, truth: np.ndarray | None, *, orders: int,
-           fixed_orders: int, alpha: float, target: str) -> None:  # fmt: skip
+           fixed_orders: int, alpha: float, target: str, cs: str = "auto") -> None:  # fmt: skip
     start = time.perf_counter()
     result = replay(board, alpha=alpha, orders=orders, fixed_orders=fixed_orders,
                     intervals=False, target=target,  # type: ignore[arg-type]
-                    truth=truth if target == "population" else None)  # fmt: skip
+                    truth=truth if target == "population" else None,
+                    cs=cs)  # type: ignore[arg-type]  # fmt: skip
     seconds = time.perf_counter() - start
     m, n = board.scores.shape
     used, fixed, full = result.queries_used, result.queries_fixed, result.queries_all
@@ -211,7 +254,11 @@ def report(name: str, board: Board, truth: np.ndarray | None, *, orders: int,
           f"{orders} orders ({seconds:.0f} s)")  # fmt: skip
     print(f"  queries: sequential {used:.0f} (sd {result.queries_used_sd:.0f}), oracle fixed "
           f"{fixed:.0f} (on {result.fixed_orders} orders), all {full}")  # fmt: skip
-    print(f"  ratio fixed/sequential {fixed / used:.2f}x; all/sequential {full / used:.2f}x")
+    pilot = pilot_fixed_stopping(board, alpha, MARGIN, seed=0)
+    print(f"  ratio fixed/sequential {fixed / used:.2f}x; all/sequential {full / used:.2f}x; "
+          f"pilot-planned fixed (runnable) {pilot} queries, pilot-fixed/sequential "
+          f"{pilot / used:.2f}x")  # fmt: skip
+    print(f"  CS: {result.method}")
     print(
         f"  first order: {counts['a > b'] + counts['b > a']} directions, "
         f"{counts['equivalent']} equivalent, {counts['unresolved']} unresolved; the full-"
@@ -231,6 +278,8 @@ def report(name: str, board: Board, truth: np.ndarray | None, *, orders: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Small boards and few orders.")
+    parser.add_argument("--judge-orders", type=int, default=200, help="Orders on the judges.")
+    parser.add_argument("--reps", type=int, default=None, help="Add-model replications.")
     parser.add_argument("--big", action="store_true", help="Add the 60 x 2,000 board (slow).")
     parser.add_argument("--orders", type=int, default=None, help="Orders per simulated board.")
     parser.add_argument("--sequential-only", action="store_true",
@@ -259,14 +308,17 @@ def main() -> None:
         ]
     if args.big:
         boards.append(("IRT, 60 models", irt_board(60, 2000, seed=4, near_ties=10)))
+    if not args.quick:  # the 2PL board of issue 45: 60 models x 5,000 items, abilities spread
+        boards.append(("2PL, 60 x 5,000", irt_board(60, 5000, seed=11, near_ties=6)))
     for name, (board, truth) in boards:
+        big = len(board.models) > 20
         for target in ("population", "board"):
-            report(name, board, truth, orders=orders, alpha=alpha, target=target,
-                   fixed_orders=1 if len(board.models) > 20 else 3)  # fmt: skip
+            report(name, board, truth, orders=max(2, orders // 5) if big else orders,
+                   alpha=alpha, target=target, fixed_orders=1 if big else 3)  # fmt: skip
     if (root / "judges" / "llmbar").is_dir():
         judges = judges_board(root)
         for target in ("population", "board"):
-            report("LLMBar judges", judges, None, orders=20 if args.quick else 200,
+            report("LLMBar judges", judges, None, orders=20 if args.quick else args.judge_orders,
                    fixed_orders=20, alpha=alpha, target=target)  # fmt: skip
     else:
         judges = None
@@ -275,7 +327,7 @@ def main() -> None:
         return
     print("\n--- adding one model with history: --active against random order (both anytime, "
           "for the board's items), and the oracle fixed-n SRS at the same width ---")  # fmt: skip
-    reps = 10 if args.quick else 40
+    reps = args.reps or (10 if args.quick else 40)
     # boards fixed before measuring: 2PL at discrimination 1 and 2, sharper rank-1 and rank-3
     # items, and MMLU-sized boards (10,000 items); 50-60 models of history each
     adds = [("IRT 2PL, a ~ 1, 51 x 2000", irt_board(51, 2000, seed=5, near_ties=0)[0], None, 1),
