@@ -19,16 +19,16 @@ MICRO = {"seeds": 2, "arms": "sft,dpo,causaldpo-code,causaldpo-w0.1", "train": 1
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"envs": 0}, r"envs \(K, the number of latent environments\) must be at least 1, got 0"),
+        ({"envs": 0}, r"-T envs=0 is out of range; envs takes an integer in \[1, 1,000\]"),
         ({"lams": "0.1,-0.01"}, "lams must be >= 0"),
         ({"lams": "big"}, "lams must be numbers"),
-        ({"beta": 0}, "beta must be > 0"),
-        ({"negatives": 0}, "negatives must be between 1 and 119"),
+        ({"beta": 0}, r"beta takes a number in \(0, "),
+        ({"negatives": 0}, "negatives=0 is out of range"),
         ({"negatives": 120}, "negatives must be between 1 and 119"),
         ({"arms": "dpo,causaldpo-w-1"}, "unknown arm 'causaldpo-w-1'"),
         ({"preset": "huge"}, "unknown preset 'huge'"),
-        ({"seeds": 0}, "seeds must be at least 1"),
-        ({"epochs": 0}, "epochs must be at least 1"),
+        ({"seeds": 0}, "seeds=0 is out of range"),
+        ({"epochs": 0}, "epochs=0 is out of range"),
         ({"envs": 100}, "batch \\(64\\) must hold at least envs"),
     ],
 )
@@ -45,7 +45,8 @@ def test_cli_bad_argument_is_one_line_and_exit_2(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "envs (K" in lines[0] and "Traceback" not in proc.stderr
+    assert len(lines) == 1 and "envs=0 is out of range" in lines[0]
+    assert "Traceback" not in proc.stderr
 
 
 def test_default_arms_follow_the_lams():
@@ -74,7 +75,7 @@ def test_micro_run_end_to_end_with_report(tmp_path, one_thread):
     request = EvalRequest(suite="causaldpo", models=(), task_args=MICRO,
                           log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
     ok, rows, records = run_eval_records(request)
-    assert ok and rows == [] and len(records) == 1  # no headline: the section is the result
+    assert ok and len(records) == 1
     runs = load_runs(records[0].path)
     assert len(runs) == 8 and not any("error" in r for r in runs)
     assert sorted((r["arm"], r["seed"]) for r in runs) == sorted(
