@@ -3,7 +3,9 @@
 See `harness.board.live` for the stopping rule. Here each task of the suite is made once per
 model, its items put in one seeded random order (the same for every model, so pairs stay
 paired), and bound to its model and to a `ModelStopper` of the task's `LiveFamily`. The data's
-content hash goes into the eval metadata, since the models' logs hold different items.
+full-content hash (`harness.eval.data_content`: file and image bytes read) goes into the eval
+metadata, since the models' logs hold different items. `--active` checks its history first
+(`harness.board.history_check`): the same questions under the same ids, and a new model.
 
 Where the suite's design nests items in clusters (`Design.cluster`, a sample metadata key; a
 sample without it is a cluster of its own, as in the engine), the order is the clusters' in a
@@ -14,8 +16,6 @@ clustered design cannot take: it is refused in one line naming the cluster.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -61,12 +61,10 @@ def check_decided(req: Any, n_models: int) -> None:
 
 
 def _content_hash(samples: Sequence[Any]) -> str:
-    digest = hashlib.sha256()
-    for s in sorted(samples, key=lambda s: str(s.id)):
-        fields = [str(s.id), s.input if isinstance(s.input, str) else str(s.input),
-                  s.choices, s.target]  # fmt: skip
-        digest.update(json.dumps(fields, default=str).encode() + b"\n")
-    return digest.hexdigest()[:12]
+    """The identity's data hash over the samples' full content, as a full run records it."""
+    from harness.eval.data_content import IDENTITY_DIGITS, sample_digests, whole_hash
+
+    return whole_hash(sample_digests(samples))[:IDENTITY_DIGITS]
 
 
 def check_clustered(req: Any, cluster: str | None) -> None:
@@ -155,6 +153,11 @@ def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
     from inspect_ai import task_with
 
     from harness.board.export import board_from_logs
+    from harness.board.history_check import (
+        check_new_model,
+        check_same_questions,
+        history_records,
+    )
     from harness.board.live_active import RECONSTRUCTED, ActiveLive, ActiveStopper
     from harness.logs import log_files
 
@@ -174,6 +177,9 @@ def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
         if str(model) in history.models:
             raise HarnessUsageError(f"--active: {model} is already in the history; the added "
                                     "model must be a new one")  # fmt: skip
+        records = history_records(req.history, name, history.models)
+        check_new_model(str(model), req.model_args, records)
+        check_same_questions(list(task.dataset)[: len(ids)], records)
         shared = [i for i in ids if i in set(history.items)]
         if not shared:
             raise HarnessUsageError(f"--active: the history's items for task {name!r} share no "
