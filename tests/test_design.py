@@ -285,6 +285,12 @@ def _imgcot() -> Any:
     return example_report()
 
 
+def _causaldpo() -> Any:
+    from tests.suites.test_causaldpo_suite import example_report
+
+    return example_report()
+
+
 BUILDERS: dict[str, Callable[[], Any]] = {
     "k-parity": _k_parity, "lokra": _lokra, "l2a-recall": _l2a, "team": _team,
     "posttrainbench": _posttrainbench, "mas-prove": _mas_prove, "iwg": _iwg,
@@ -293,6 +299,7 @@ BUILDERS: dict[str, Callable[[], Any]] = {
     "bandpo": _bandpo,
     "protokv": _protokv,
     "imgcot": _imgcot,
+    "causaldpo": _causaldpo,
 }  # fmt: skip
 
 

@@ -141,3 +141,11 @@ def test_errored_runs_are_counted_and_left_out():
     assert (dpo.seeds, dpo.errors) == (4, 1)
     comp = report.comparison("ood_ndcg10")
     assert comp is not None and comp.arm("dpo").interval.n == 3
+
+
+def example_report():
+    """A built report with one errored run, for tests/test_design.py's section checks."""
+    runs = _runs({"sft": [(0.15, 0.21, 0.3)] * 2, "dpo": [(0.15, 0.19, 0.6), (0.16, 0.18, 0.7)],
+                  "causaldpo-w0.01": [(0.15, 0.19, 0.6), (0.15, 0.2, 0.5)]})  # fmt: skip
+    runs.append({"arm": "causaldpo-w0.01", "seed": 2, "error": "RuntimeError: boom"})
+    return build_report("example", runs)
