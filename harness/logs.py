@@ -33,6 +33,7 @@ from typing import Any
 from harness.errors import HarnessUsageError
 from harness.log_integrity import tamper_reason
 from harness.manifest_shape import OUTPUTS_KEY, manifest_problem
+from harness.outside_numbers import check_number
 from harness.stats.design import Design
 
 DesignLookup = Callable[[str], Design]  # a suite's name -> its declared design
@@ -41,6 +42,8 @@ DesignLookup = Callable[[str], Design]  # a suite's name -> its declared design
 NOT_LOGS = frozenset({"logs.json", "eval-set.json", "listing.json", "leaderboard.json"})
 
 LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+MAX_SCORE = 1e15  # |score| read at most: sums and squares of a million such stay finite
+MAX_SECONDS = 1e9  # a sample's working or total time (31 years) read at most
 
 # The run identity is inspect's whole `EvalSpec` less the fields listed here, which do not
 # change the experiment; a field a later inspect adds is part of the identity until it is
@@ -271,13 +274,26 @@ def parse_score(value: Any) -> tuple[float, str]:
             number = float(value)
         except ValueError:
             return 0.0, f"unparseable score {value[:60]!r}"
-        return (number, "") if math.isfinite(number) else (0.0, f"unscored ({value})")
+        return _score_in_range(number, value[:60])
     if value is None:
         return 0.0, "unscored (no value)"
     if isinstance(value, bool | int | float):
-        number = float(value)
-        return (number, "") if math.isfinite(number) else (0.0, f"unscored ({value})")
+        return _score_in_range(float(value) if isinstance(value, bool) else value, value)
     return 0.0, f"unparseable score of type {type(value).__name__}"
+
+
+def _score_in_range(number: float | int, shown: Any) -> tuple[float, str]:
+    """A score that is a number within +-MAX_SCORE, else unscored with the reason.
+
+    A log is someone else's file: a score of 1e308 is finite, but sums and squares of such
+    scores overflow every estimator, so it is refused as NaN is (`harness.outside_numbers`).
+    """
+    checked = check_number(number, low=-MAX_SCORE, high=MAX_SCORE)
+    if checked.value is not None:
+        return float(checked.value), ""
+    if isinstance(number, float) and not math.isfinite(number):
+        return 0.0, f"unscored ({shown})"
+    return 0.0, f"unscored ({checked.reason})"
 
 
 def judge_verdict(value: Any) -> dict[str, int] | None:
@@ -614,10 +630,9 @@ def _error_text(error: Any) -> str:
 
 
 def _seconds(value: Any) -> float:
-    """A sample's time in seconds, or nan where the log has none (or not a number)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan
-    return float(value) if math.isfinite(value) and value >= 0 else math.nan
+    """A sample's time in seconds; nan where the log has none, or not a time to MAX_SECONDS."""
+    checked = check_number(value, low=0.0, high=MAX_SECONDS)
+    return float(checked.value) if checked.value is not None else math.nan
 
 
 def _current_metadata(header: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:

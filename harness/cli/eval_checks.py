@@ -52,6 +52,52 @@ def provider_start_error(spec: str, ex: BaseException) -> HarnessUsageError:
     return HarnessUsageError(f"model '{spec}' cannot start: {message}")
 
 
+_TRUE = {"1", "on", "yes", "true"}
+_PROXIES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def check_hub_reachable(spec: str, timeout: float = 3.0) -> None:
+    """An `hf/NAME` model that is neither on disk nor in the cache needs the hub: reach it first.
+
+    Offline, the hub client retried each file five times over about 90 seconds, printing two
+    warnings a try, before the one-line error. Here one connection is tried (`timeout`
+    seconds): where it fails, a model in the local cache is loaded offline (`HF_HUB_OFFLINE`),
+    and one that is not is a one-line error at once. Offline mode already set, a proxy (the
+    direct probe would say nothing about it) or a local folder skip the probe.
+    """
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    name = spec.partition("/")[2]
+    if Path(name).expanduser().exists() or any(
+        os.environ.get(v, "").strip().lower() in _TRUE
+        for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    ):
+        return
+    if any(os.environ.get(v) for v in _PROXIES):
+        return
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = endpoint.hostname or "huggingface.co"
+    port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+        return
+    except OSError as ex:
+        reason = one_line(ex.strerror or str(ex) or type(ex).__name__, 120)
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(name, "config.json"), str):
+        os.environ["HF_HUB_OFFLINE"] = "1"  # load the cached copy without the retries
+        constants.HF_HUB_OFFLINE = True
+        return
+    raise HarnessUsageError(
+        f"model '{spec}' cannot start: {host} cannot be reached ({reason}) and '{name}' is not "
+        "in the local Hugging Face cache; connect to the network, or use a local copy "
+        "(hf/PATH or local/PATH)"
+    )
+
+
 def check_distinct(specs: tuple[str, ...]) -> None:
     """The same model spec twice is a mistake: inspect would refuse the second run."""
     seen: set[str] = set()

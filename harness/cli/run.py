@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.cli.eval_checks import (
     check_distinct,
+    check_hub_reachable,
     check_samples,
     one_line,
     provider_start_error,
@@ -115,6 +116,8 @@ def build_models(specs: tuple[str, ...], model_args: dict[str, Any], seed: int |
             # the identity is the absolute path: a retry or `inspect score` from another folder
             # finds the file, and one relative name used in two folders is not one model
             spec = f"replay/{Path(name).expanduser().resolve()}"
+        if provider == "hf":
+            check_hub_reachable(spec)
         try:
             models.append(get_model(spec, config=GenerateConfig(seed=seed), **args))
         except ValueError as ex:

@@ -4,12 +4,36 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import click
 import numpy as np
 
-from harness.errors import exit_on_usage_error
+from harness.errors import HarnessUsageError, exit_on_usage_error
+
+MARK = "harness sage score"  # each -o row's first key: a file that starts so is ours to replace
+
+
+def _output_file(path: str, force: bool) -> Path:
+    """The -o file, checked before any work by the rule every output file follows.
+
+    A link, a folder, a device (/dev/full), a FIFO, a log, a folder that cannot be written
+    (/proc) or a file the harness did not write (without --force) is a one-line error.
+    """
+    from harness.output_paths import data_file
+
+    out = data_file(path, "-o", force=force, mark=MARK)
+    try:
+        with tempfile.TemporaryFile(dir=out.parent):  # root passes os.access where it cannot
+            pass
+    except OSError as ex:
+        raise HarnessUsageError(
+            f"-o '{path}' cannot be written ({ex.strerror or ex}); name a writable place"
+        ) from None
+    return out
 
 
 @click.group("sage")
@@ -41,6 +65,7 @@ def _num(x: float) -> float | None:
     help="minilm (all-MiniLM-L6-v2, offline), hashing (character n-grams), or a model path.",
 )
 @click.option("-o", "--output", default=None, help="Write per-item scores as JSONL here.")
+@click.option("--force", is_flag=True, help="Replace an -o file the harness did not write.")
 @click.option("--log-dir", default="logs/sage", show_default=True, help="Judge-call logs.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 @exit_on_usage_error
@@ -52,6 +77,7 @@ def score(
     model_args: tuple[str, ...],
     embedder: str,
     output: str | None,
+    force: bool,
     log_dir: str,
     as_json: bool,
 ) -> None:
@@ -67,6 +93,7 @@ def score(
     )
     from harness.stats.auroc import delong, delong_paired
 
+    out = _output_file(output, force) if output is not None else None
     if judge:  # a judge that cannot start is named before any work
         from harness.cli.run import build_models
 
@@ -139,10 +166,12 @@ def score(
             }  # fmt: skip
     elif labelled:
         result["auroc_note"] = "AUROC needs both correct and wrong labelled items"
-    if output:
-        with open(output, "w", encoding="utf-8") as f:
+    if out is not None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        with open(os.open(out, flags, 0o644), "w", encoding="utf-8") as f:  # never via a link
             for i, it in enumerate(items):
-                row = {"id": it.id, **{name: _num(s[i]) for name, s in scores.items()}}
+                row = {"written_by": MARK, "id": it.id,
+                       **{name: _num(s[i]) for name, s in scores.items()}}  # fmt: skip
                 row["neighbours"] = [items[int(j)].id for j in nbr_idx[i]]
                 f.write(json.dumps(row) + "\n")
     if as_json:

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.cli.kv_args import parse_value
 from harness.errors import HarnessUsageError
+from harness.outside_numbers import check_number
 
 TRUE_WORDS = {"true", "yes", "1", "on"}
 FALSE_WORDS = {"false", "no", "0", "off"}
@@ -81,18 +82,13 @@ def _convert(value: Any, annotation: Any) -> Any:
         if text in FALSE_WORDS:
             return False
         raise _NoMatch
-    if annotation is int:
-        if isinstance(value, bool):
-            raise _NoMatch
-        if isinstance(value, int):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise _NoMatch
-    if annotation is float:
+    if annotation is int or annotation is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _NoMatch
-        return float(value)
+        checked = check_number(value, integer=annotation is int)
+        if checked.value is None:
+            raise _NoMatch(checked.reason)
+        return checked.value
     if annotation is str:
         if isinstance(value, list | dict):
             raise _NoMatch
@@ -104,9 +100,11 @@ def convert(value: Any, annotation: Any, flag: str, key: str) -> Any:
     """`value` as `annotation`, or a usage error naming the flag, key, value and type wanted."""
     try:
         return _convert(value, annotation)
-    except (_NoMatch, TypeError, ValueError):
+    except (_NoMatch, TypeError, ValueError) as ex:
+        why = f" ({ex.args[0]})" if isinstance(ex, _NoMatch) and ex.args else ""
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise HarnessUsageError(
-            f"{flag} {key}={value!r}: wants {_type_name(annotation)}, got {type(value).__name__}"
+            f"{flag} {key}={shown}: wants {_type_name(annotation)}, got {type(value).__name__}{why}"
         ) from None
 
 

@@ -17,10 +17,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.bounded_json import MAX_DEPTH, depth
 from harness.errors import HarnessUsageError
+from harness.outside_numbers import require_number
 
 COST_FIELDS = ("input", "output", "input_cache_write", "input_cache_read")
 MAX_CONFIG_BYTES = 1 << 20  # a price file is a few KB
+MAX_COST_LIMIT = 1e9  # dollars per sample: a limit past this never fires
+MAX_PRICE = 100_000.0  # $ per million tokens: prices run to hundreds; more is a typo
 
 
 def read_cost_config(path: str) -> dict[str, Any]:
@@ -34,13 +38,24 @@ def read_cost_config(path: str) -> dict[str, Any]:
         raise HarnessUsageError(f"--model-cost-config {path}: no such file")
     if file.stat().st_size > MAX_CONFIG_BYTES:
         raise HarnessUsageError(f"--model-cost-config {path}: over {MAX_CONFIG_BYTES} bytes")
-    text = file.read_text(encoding="utf-8", errors="replace")
+    raw = file.read_bytes()
+    if (found := depth(raw)) > MAX_DEPTH:
+        raise HarnessUsageError(
+            f"--model-cost-config {path}: nested {found} deep, over the limit of {MAX_DEPTH}; "
+            "a price file is a mapping of model name to four prices"
+        )
+    text = raw.decode("utf-8", errors="replace")
     try:
         data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as ex:
+    except (json.JSONDecodeError, yaml.YAMLError, ValueError) as ex:
         reason = " ".join(str(ex).split())[:120]
         raise HarnessUsageError(
             f"--model-cost-config {path}: not JSON or YAML ({reason})"
+        ) from None
+    except RecursionError:  # YAML's block nesting, which the bracket scan does not count
+        raise HarnessUsageError(
+            f"--model-cost-config {path}: nested too deep to read; a price file is a mapping "
+            "of model name to four prices"
         ) from None
     if not isinstance(data, dict) or not data:
         raise HarnessUsageError(
@@ -49,6 +64,7 @@ def read_cost_config(path: str) -> dict[str, Any]:
         )
     costs: dict[str, Any] = {}
     for name, entry in data.items():
+        _check_prices(path, str(name), entry)
         try:
             if not isinstance(entry, dict):
                 raise TypeError("not a mapping")
@@ -59,9 +75,23 @@ def read_cost_config(path: str) -> dict[str, Any]:
                 f"--model-cost-config {path}: entry '{name}' is not a ModelCost "
                 f"({first.strip()}); it needs {', '.join(COST_FIELDS)} in $ per million tokens"
             ) from None
-        if any(v < 0 for v in costs[str(name)].model_dump().values()):
-            raise HarnessUsageError(f"--model-cost-config {path}: entry '{name}' has a price < 0")
     return costs
+
+
+def _check_prices(path: str, name: str, entry: Any) -> None:
+    """Each price of an entry a number in [0, MAX_PRICE]; no field but the four."""
+    if not isinstance(entry, dict):
+        return  # said below, with the fields it needs
+    unknown = sorted(str(k) for k in entry if k not in COST_FIELDS)
+    if unknown:
+        raise HarnessUsageError(
+            f"--model-cost-config {path}: entry '{name}' has no field {', '.join(unknown)}; "
+            f"its fields are {', '.join(COST_FIELDS)} ($ per million tokens)"
+        )
+    for key in COST_FIELDS:
+        if key in entry:  # YAML reads 3e-6 as a string: such a string is read as its number
+            what = f"--model-cost-config {path}: entry '{name}' {key}"
+            entry[key] = require_number(entry[key], what, low=0.0, high=MAX_PRICE, text=True)
 
 
 def register_costs(costs: dict[str, Any]) -> None:
@@ -83,8 +113,9 @@ def apply_prices(path: str | None, cost_limit: float | None, models: list[Any]) 
     """Register the file's prices with inspect; a cost limit needs a price for every model."""
     from inspect_ai.model import get_model_info
 
-    if cost_limit is not None and not cost_limit > 0:
-        raise HarnessUsageError(f"--cost-limit must be more than 0 dollars, got {cost_limit}")
+    if cost_limit is not None:
+        require_number(cost_limit, "--cost-limit (dollars a sample may spend)", low=0.0,
+                       above_low=True, high=MAX_COST_LIMIT)  # fmt: skip
     if path is not None:
         register_costs(read_cost_config(path))
     if cost_limit is not None:

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.logs import LogRecord, SampleScore
+from harness.outside_numbers import check_number
 from harness.report.scores import design_of, first_scorer, problem_means, unit_clusters
 from harness.stats.compare import estimate
 from harness.stats.design import POSITIVE, Design
@@ -55,10 +56,40 @@ TTFT_KEY = "time_to_first_token"  # sample metadata a provider may fill (seconds
 NO_CALL = "unknown: no model call recorded"  # an arm none of whose samples called a model
 
 
+MAX_SAMPLE_DOLLARS = 1e6  # one model's dollars for one sample: more is damage, not a price
+MAX_SAMPLE_TOKENS = 1e12  # one model's tokens for one sample
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "input_tokens_cache_read",
+                "input_tokens_cache_write", "reasoning_tokens")  # fmt: skip
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+def usage_problems(usage: dict[str, Any]) -> list[str]:
+    """Why a sample's recorded usage is not numbers: each field that is present but invalid.
+
+    A log is someone else's file: a `total_cost` must be dollars in [0, MAX_SAMPLE_DOLLARS]
+    and a token count a whole number in [0, MAX_SAMPLE_TOKENS] (`harness.outside_numbers`).
+    An absent or null `total_cost` is no price, which is not a problem here.
+    """
+    problems = []
+    for name, u in usage.items():
+        if not isinstance(u, dict):
+            problems.append(f"{name}: usage is a {type(u).__name__}, not a mapping")
+            continue
+        for key in TOKEN_FIELDS:
+            if u.get(key) is not None:
+                checked = check_number(u[key], low=0, high=MAX_SAMPLE_TOKENS, integer=True)
+                if not checked.ok:
+                    problems.append(f"{name} {key} {checked.reason}")
+        if u.get("total_cost") is not None:
+            checked = check_number(u["total_cost"], low=0.0, high=MAX_SAMPLE_DOLLARS)
+            if not checked.ok:
+                problems.append(f"{name} total_cost {checked.reason}")
+    return problems
 
 
 def sample_tokens(usage: dict[str, Any]) -> dict[str, float]:
@@ -84,7 +115,7 @@ def sample_tokens(usage: dict[str, Any]) -> dict[str, float]:
 def unpriced_models(usage: dict[str, Any]) -> list[str]:
     """The models a sample called that have no recorded price (`total_cost`)."""
     return sorted(name for name, u in usage.items()
-                  if isinstance(u, dict) and _number(u.get("total_cost")) is None)  # fmt: skip
+                  if isinstance(u, dict) and u.get("total_cost") is None)  # fmt: skip
 
 
 def sample_dollars(usage: dict[str, Any]) -> float:
@@ -119,15 +150,31 @@ class UnitCosts:
     seconds: dict[str, float]  # unit -> mean working seconds
     ttft: dict[str, float]  # unit -> mean time to first token (nan: not reported)
     called: bool = True  # some sample recorded a model's usage (False: tokens, $ unknown)
+    invalid: str = ""  # why the recorded usage is not numbers ("": it is); then tokens, $ unknown
+
+
+def _invalid(records: Sequence[LogRecord]) -> str:
+    """The first usage problem of an arm's samples, naming the sample ("" when none)."""
+    for record in records:
+        for s in record.samples:
+            if problems := usage_problems(s.usage):
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                return f"invalid: sample {s.id[:40]} {problems[0]}{more}"
+    return ""
 
 
 def unit_costs(records: Sequence[LogRecord]) -> UnitCosts:
-    """The per-unit numbers of one arm (one log, or the replicates of a configuration)."""
+    """The per-unit numbers of one arm (one log, or the replicates of a configuration).
+
+    Usage a log records that is not numbers (`usage_problems`) leaves the arm's tokens and
+    dollars unknown, with the reason: never summed, never published.
+    """
+    invalid = _invalid(records)
     unpriced = sorted({m for r in records for s in r.samples for m in unpriced_models(s.usage)})
     called = any(s.usage for r in records for s in r.samples)
-    tokens = {k: unit_values(records, lambda s, k=k: sample_tokens(s.usage)[k])
+    tokens = {k: ({} if invalid else unit_values(records, lambda s, k=k: sample_tokens(s.usage)[k]))
               for k in (*TOKEN_KINDS, "total")}  # fmt: skip
-    dollars = None if unpriced or not called else unit_values(
+    dollars = None if invalid or unpriced or not called else unit_values(
         records, lambda s: sample_dollars(s.usage))  # fmt: skip
     return UnitCosts(
         correct=problem_means(list(records), first_scorer(records)),
@@ -135,8 +182,16 @@ def unit_costs(records: Sequence[LogRecord]) -> UnitCosts:
         dollars=dollars,
         unpriced=tuple(unpriced),
         seconds=unit_values(records, lambda s: s.working_time),
-        ttft=unit_values(records, lambda s: _number(s.metadata.get(TTFT_KEY)) or math.nan),
+        ttft=unit_values(records, lambda s: _ttft(s.metadata.get(TTFT_KEY))),
         called=called,
+        invalid=invalid,
+    )
+
+
+def _ttft(value: Any) -> float:
+    """A sample's time to first token in seconds, nan where absent or not a time."""
+    return (
+        float(checked.value) if (checked := check_number(value, low=0.0, high=1e7)).ok else math.nan
     )
 
 
@@ -199,12 +254,14 @@ def cost_row(records: Sequence[LogRecord], design: Design | None = None) -> Cost
     design = design or design_of(first)
     clusters = unit_clusters(records, design)
     costs = unit_costs(records)
-    tokens = {k: positive_interval(design, v if costs.called else {},
-                                   clusters, "not reported" if costs.called else NO_CALL)
+    missing = ("invalid usage (see $)" if costs.invalid else
+               "not reported" if costs.called else NO_CALL)  # fmt: skip
+    tokens = {k: positive_interval(design, v if costs.called else {}, clusters, missing)
               for k, v in costs.tokens.items()}  # fmt: skip
     if costs.dollars is None:
-        why = (f"unknown: no price for {', '.join(costs.unpriced)} (--model-cost-config)"
-               if costs.called else NO_CALL)  # fmt: skip
+        why = costs.invalid or (
+            f"unknown: no price for {', '.join(costs.unpriced)} (--model-cost-config)"
+            if costs.called else NO_CALL)  # fmt: skip
         dollars = per_correct = Interval(
             math.nan, math.nan, math.nan, 0.95, why, len(costs.correct)
         )

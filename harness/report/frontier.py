@@ -164,6 +164,8 @@ def task_frontier(
     def per_unit(c: UnitCosts) -> dict[str, float] | None:
         if priced:
             return c.dollars
+        if c.invalid:  # a log's usage that is not numbers: unknown, never plotted
+            return None
         return c.tokens["total"] if c.called else None  # no call: cost unknown, not 0 tokens
 
     known = {name: per_unit(c) for name, (c, _, _) in arms.items()}

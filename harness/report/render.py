@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from harness.report.data import ReportData
+from harness.report.frontier_plot import plottable
 from harness.report.pairs import p_text
 from harness.report.sections import (
     html_table,
@@ -49,9 +50,9 @@ def forest_plot_png(data: ReportData) -> bytes:
     labels = [f"{r.task} · {r.model} · {r.metric}" for r in rows]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.2))
     for y, r in enumerate(rows):
-        if not math.isnan(r.ci_low):
+        if plottable(r.ci_low) and plottable(r.ci_high):
             ax.plot([r.ci_low, r.ci_high], [y, y], color="#1f5fa8", linewidth=2)
-        if not math.isnan(r.value):
+        if plottable(r.value):
             ax.plot([r.value], [y], "o", color="#1f5fa8" if r.errors == 0 else "#b8420f")
     ax.set_yticks(range(len(rows)), labels)
     ax.invert_yaxis()

@@ -13,6 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+TOO_LARGE = "not estimable: values too large"  # a bound past the float range
+
 
 @dataclass(frozen=True, slots=True)
 class Interval:
@@ -98,20 +100,31 @@ def t_interval(values: Sequence[float], *, confidence: float = 0.95) -> Interval
     Notes:
         With fewer than two values, or zero variance, the bounds are nan or equal to the
         mean respectively; inspect's `stderr` returns 0 for one value, which we do not copy.
+        Sums run over the values divided by the largest |value|, so values near the float
+        limit (a log's score of 1e308) neither overflow nor lose the spread; where the mean
+        or a bound is then past the float range, the bounds are nan and the method says
+        "not estimable: values too large". With nan or inf among the values all is nan.
 
     """
     n = len(values)
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, confidence, "t", 0)
-    mean = math.fsum(values) / n
+    scale = max(abs(v) for v in values)
+    if not math.isfinite(scale):  # nan or inf among the values: nothing to estimate
+        return Interval(math.nan, math.nan, math.nan, confidence, "t", n)
+    scale = scale or 1.0
+    scaled = [v / scale for v in values]  # each in [-1, 1]
+    mean_scaled = math.fsum(scaled) / n
+    mean = mean_scaled * scale  # |mean| <= max |value|: never overflows
     if n == 1:
         return Interval(mean, math.nan, math.nan, confidence, "t", 1)
-    try:
-        sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    except OverflowError:  # values near the float limit: the spread is not representable
-        return Interval(mean, -math.inf, math.inf, confidence, "t (spread overflows)", n)
-    half = stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half, confidence, "t", n)
+    sd_scaled = math.sqrt(math.fsum((v - mean_scaled) ** 2 for v in scaled) / (n - 1))
+    quantile = float(stats.t.ppf(1 - (1 - confidence) / 2, n - 1))
+    half = quantile * sd_scaled / math.sqrt(n) * scale
+    low, high = mean - half, mean + half
+    if not (math.isfinite(half) and math.isfinite(low) and math.isfinite(high)):
+        return Interval(mean, math.nan, math.nan, confidence, TOO_LARGE, n)
+    return Interval(mean, low, high, confidence, "t", n)
 
 
 def _linearised(
@@ -127,7 +140,15 @@ def _linearised(
     n = num.size
     if n == 0 or den.sum() == 0:
         return Interval(math.nan, math.nan, math.nan, confidence, method, n)
-    ratio = float(num.sum() / den.sum())
+    # sums over num / max|num| (and den / max|den|): values near the float limit do not overflow
+    num_scale = float(np.max(np.abs(num))) or 1.0
+    den_scale = float(np.max(np.abs(den))) or 1.0
+    num, den = num / num_scale, den / den_scale
+    unit = num_scale / den_scale  # the ratio of the scaled sums times this is the ratio
+    ratio_scaled = float(num.sum() / den.sum())
+    ratio = ratio_scaled * unit
+    if not math.isfinite(ratio):
+        return Interval(math.nan, math.nan, math.nan, confidence, TOO_LARGE, n)
     if clusters is None:
         codes = np.arange(n)
     else:
@@ -135,13 +156,16 @@ def _linearised(
         if labels.shape != (n,):
             raise ValueError(f"need one cluster label per item: {n} items, {labels.shape}")
         codes = np.unique(labels, return_inverse=True)[1].reshape(-1)
-    totals = np.bincount(codes, weights=num - ratio * den)  # (k,): linearised cluster totals
+    totals = np.bincount(codes, weights=num - ratio_scaled * den)  # (k,): linearised totals
     k = totals.size
     if k < 2:
         return Interval(ratio, math.nan, math.nan, confidence, method, n)
     variance = k / (k - 1) * float(np.sum(totals**2)) / float(den.sum()) ** 2
-    half = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1)) * math.sqrt(variance)
-    return Interval(ratio, ratio - half, ratio + half, confidence, method, n)
+    half = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1)) * math.sqrt(variance) * unit
+    low, high = ratio - half, ratio + half
+    if not (math.isfinite(half) and math.isfinite(low) and math.isfinite(high)):
+        return Interval(ratio, math.nan, math.nan, confidence, TOO_LARGE, n)
+    return Interval(ratio, low, high, confidence, method, n)
 
 
 def ratio_interval(
