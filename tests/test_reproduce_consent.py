@@ -150,6 +150,10 @@ def test_the_users_own_base_url_is_consent(good_log, tmp_path, listener, monkeyp
         ({"api_base": "https://collector.example/v1"}, "model_args.api_base"),  # another name
         ({"host": "10.0.0.7:8000"}, "model_args.host"),  # no scheme, named as an endpoint
         ({"answer": "1", "upstream": "wss://collector.example/ws"}, "model_args.upstream"),
+        (
+            {"extra_body": {"route": [{"base_url": "collector.example"}]}},
+            "model_args.extra_body.route.base_url",
+        ),  # nested in a dict and a list
     ],
 )
 def test_any_endpoint_a_log_names_is_refused(good_log, tmp_path, args, where):

@@ -29,16 +29,18 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessUsageError
 from harness.terminal import printable
 
+MAX_DEPTH = 32  # levels of lists and dicts inside an argument walked for endpoints and paths
 MAX_WAIT = 600.0  # seconds a log's delays may make the run take before --max-wait is needed
 ENDPOINT_NAMES = frozenset({"base_url", "api_base", "endpoint", "url", "host", "server",
-                            "azure_endpoint", "api_url", "base", "model_base_url"})  # fmt: skip
+                            "azure_endpoint", "api_url", "model_base_url"})  # fmt: skip
 PATH_NAMES = frozenset({"trace", "path", "file", "dir", "folder", "out", "output", "outputs",
                         "log", "logs", "cache", "checkpoint", "ckpt"})  # fmt: skip
 PATH_SUFFIXES = ("_path", "_file", "_dir", "_folder", "_checkpoint")
@@ -156,7 +158,7 @@ def _show(text: object) -> str:
 
 
 def _is_endpoint(name: str, value: Any) -> bool:
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.strip():
         return False
     return bool(_URL.match(value.strip())) or name.lower() in ENDPOINT_NAMES
 
@@ -173,6 +175,23 @@ def _is_path(name: str, value: Any) -> bool:
         return Path(value).exists()
     except (OSError, ValueError):  # too long, or a NUL: text, not a path
         return False
+
+
+def _leaves(
+    where: str, value: Any, key: str = "", depth: int = 0
+) -> Iterator[tuple[str, str, Any]]:
+    """(where, name, value) of every value inside an argument: lists and dicts walked."""
+    if depth > MAX_DEPTH:
+        raise HarnessUsageError(f"the log's {_show(where)} nests deeper than {MAX_DEPTH} levels; "
+                                "reproduce does not run what it cannot read whole")  # fmt: skip
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _leaves(f"{where}.{k}", v, str(k), depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _leaves(where, v, key, depth + 1)
+    else:
+        yield where, key, value
 
 
 def _url_key(url: str) -> str:
@@ -262,14 +281,11 @@ def plan_of(req: Any, spec: Any, n_data: int | None, consent: Consent,
     arg_sets: Sequence[tuple[str, Mapping[str, Any]]] = (
         ("model_args", req.model_args or {}), ("task_args", req.task_args or {}))  # fmt: skip
     for kind, args in arg_sets:
-        for key, value in args.items():
-            values = value if isinstance(value, list | tuple) else [value]
-            for v in values:
-                where = f"{kind}.{key}"
-                if _is_endpoint(key, v):
-                    endpoints.append(Endpoint(where, v, _url_key(v) in mine))
-                elif _is_path(key, v):
-                    paths.append(_named_path(where, v, log_dir, consent))
+        for where, key, v in _leaves(kind, args):
+            if _is_endpoint(key, v):
+                endpoints.append(Endpoint(where, v, _url_key(v) in mine))
+            elif _is_path(key, v):
+                paths.append(_named_path(where, v, log_dir, consent))
     if req.data_dir:
         paths.append(_named_path("data_dir", req.data_dir, log_dir, consent, read_only=True))
     if provider in _PATH_PROVIDERS and _is_path("", name):
