@@ -40,6 +40,10 @@ def test_a_history_over_other_questions_under_the_same_ids_is_refused(history, t
     [line] = out.strip().splitlines()
     assert "asked another question under item" in line and "this run's data" in line
     assert not (tmp_path / "l").exists() or not any((tmp_path / "l").rglob("*.eval"))
+
+
+@pytest.mark.long  # a whole active run (~1.5 s); the refusals run nothing
+def test_a_history_over_the_same_questions_is_accepted(history, tmp_path):
     # the same seed and one problem more: the twelve shared are the history's, accepted
     code, out = _active(history, tmp_path / "ok", "scripted/c", "-M", "answer=1", "-T",
                         "seed=1", "-T", "n=13")  # fmt: skip

@@ -186,7 +186,12 @@ def test_a_path_outside_the_new_log_folder_is_refused_and_untouched(good_log, tm
         assert "--allow-path" in out.splitlines()[-1]
     assert notes.read_text() == "my notes\n"
     assert not (tmp_path / "w").exists()  # and no log folder was made
-    # named on the command line, it runs, and the log's trace is written where the user said
+
+
+@pytest.mark.long  # a whole run (~1.5 s); the refusals above run nothing
+def test_a_path_named_on_the_command_line_is_used(good_log, tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes\n")
     log = _doctored(good_log, tmp_path / "ok.eval", model_args={"answer": "1",
                     "trace": str(notes)})  # fmt: skip
     code, out = _reproduce(log, tmp_path / "ok", "--allow-path", str(notes))
