@@ -1,7 +1,8 @@
 """LoKRA (reconstructed) against LoRA, fine-tuning SmolLM2-135M-Instruct through peft, on CPU.
 
 Task (ours, tiny): two-digit additions as plain text, `"23+45="` → `"68"` and a newline, loss on
-the answer tokens only. 256 training and 100 held-out problems, drawn once from numpy seed 1234 (disjoint).
+the answer tokens only. 256 training and 100 held-out problems, drawn once from numpy seed 1234
+(disjoint).
 Each seed fixes the adapter initialisation and the batch order, shared by both arms, so the
 arms are paired by seed. Both arms are peft's LoRA (r 8, alpha 16, q_proj and v_proj, AdamW
 lr 1e-3, batch 16, `--steps` steps); the LoKRA arm adds `penalty(model)` (λ 1e-2, the
