@@ -106,14 +106,15 @@ def main() -> None:
     tr, te = problems(256, 100)
     data = {"train": encode(tok, tr), "test": encode(tok, te)}
     base = AutoModelForCausalLM.from_pretrained(checkpoint(), torch_dtype=torch.float32)
-    print("untuned SmolLM2: held-out NLL %.3f, exact %.3f" % held_out(base, *data["test"]))
+    untuned = held_out(base, *data["test"])
+    print("untuned SmolLM2: held-out NLL %.3f, exact %.3f" % untuned, flush=True)
     nll: dict[str, dict[str, float]] = {"lora": {}, "lokra": {}}
     exact: dict[str, dict[str, float]] = {"lora": {}, "lokra": {}}
     for seed in range(args.seeds):
         for arm in ("lora", "lokra"):
             n, e, s = train(arm, seed, args.steps, data)
             nll[arm][str(seed)], exact[arm][str(seed)] = n, e
-            print(f"seed {seed} {arm}: held-out NLL {n:.4f}, exact {e:.3f}, {s:.0f} s")
+            print(f"seed {seed} {arm}: held-out NLL {n:.4f}, exact {e:.3f}, {s:.0f} s", flush=True)
     lower = Design("seed", "unbounded", direction="lower", baseline="lora")
     for metric, scores, design in (
         ("held-out answer NLL", nll, lower),
