@@ -37,6 +37,7 @@ def test_bad_task_arguments_are_usage_errors(args, message):
         causaldpo(**args)
 
 
+@pytest.mark.long  # a subprocess or a training run: seconds of CPU the default run cannot spare
 def test_cli_bad_argument_is_one_line_and_exit_2(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "harness.cli", "eval", "--suite", "causaldpo", "-T", "envs=0",

@@ -112,6 +112,7 @@ def test_bad_task_arguments_are_usage_errors(args, message):
         imgcot(**args)
 
 
+@pytest.mark.long  # a subprocess or a training run: seconds of CPU the default run cannot spare
 def test_cli_bad_canvas_is_one_line_and_exit_2(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "harness.cli", "eval", "--suite", "imgcot", "-T", "width=20",
@@ -125,6 +126,7 @@ def test_cli_bad_canvas_is_one_line_and_exit_2(tmp_path):
     )
 
 
+@pytest.mark.long  # a subprocess or a training run: seconds of CPU the default run cannot spare
 def test_micro_run_end_to_end_with_report(tmp_path):
     from inspect_ai.log import read_eval_log
 
