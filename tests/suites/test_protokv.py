@@ -28,11 +28,11 @@ from harness.suites.protokv.task import protokv
         (dict(delays="0,256", stream=100), "delay 256 is longer than the stream"),
         (dict(delays="-4"), "a delay cannot be negative"),
         (dict(delays="soon"), "delays must be whole frames"),
-        (dict(seeds=0), "seeds must be at least 1"),
-        (dict(episodes=0), "episodes must be at least 1"),
+        (dict(seeds=0), r"seeds takes an integer in \[1, "),
+        (dict(episodes=0), r"episodes takes an integer in \[1, "),
         (dict(preset="huge"), "unknown preset"),
         (dict(frames_budget=64, modes=2), "holds the whole stream up to the cue"),
-        (dict(max_prototypes=-1), "max_prototypes must be at least 0"),
+        (dict(max_prototypes=-1), r"max_prototypes takes an integer in \[0, "),
     ],
 )
 def test_bad_task_arguments_are_usage_errors(args, message):
