@@ -251,14 +251,17 @@ def _normal_lokra_runs(rng, seeds):
 @pytest.mark.parametrize("seeds", [3, 5])
 def test_report_intervals_cover_at_the_presets_seed_counts(seeds):
     # lokra_fit runs 3 seeds, lokra_transfer 5. Through build_lokra_report, 4,000
-    # replications, normal scores: the per-arm t interval measured 94.8% (3) and 95.0% (5);
+    # replications, normal scores: the per-arm interval (t on the log scale, issue 40) measured
+    # 94.7% (3) and 95.0% (5), the plain t 94.8% and 95.0%;
     # no arm - LoRA interval exists below 6 seeds and none is printed.
     rng = np.random.default_rng(seeds)
     reps, hits = 4000, 0
     for _ in range(reps):
         rep = build_lokra_report("t", _normal_lokra_runs(rng, seeds))
         score = rep.arms[0].score
-        assert score.method == "t" and not rep.pairs[0].diff.estimable
+        # a relative error is >= 0: the t interval on the log scale of the mean (issue 40)
+        assert score.method == "t, on the log scale of the distance from 0"
+        assert not rep.pairs[0].diff.estimable
         hits += score.low <= 0.5 <= score.high
     print(f"LoKRA {seeds} seeds, {reps} reps: per-arm t coverage {hits / reps}")
     assert 0.93 <= hits / reps <= 0.97
