@@ -47,7 +47,7 @@ def test_aime_replay_values_and_wilson_intervals(tmp_path, data_dir):
         assert row["ci_method"] == "wilson"
         assert set(row) == {
             "suite", "task", "model", "metric", "n", "errors", "value",
-            "ci_low", "ci_high", "ci_method", "log", "unit", "flagged",
+            "ci_low", "ci_high", "ci_method", "log", "unit", "flagged", "tampered",
         }  # fmt: skip
 
 

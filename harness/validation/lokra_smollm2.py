@@ -24,6 +24,8 @@ import time
 import numpy as np
 import torch
 
+from harness.models.lokra.peft_tuner import METHODS
+
 MAX_LEN = 12
 
 
@@ -62,6 +64,11 @@ def held_out(
     right = (logits.argmax(-1) == target) | ~mask
     model.train()
     return float(nll[mask].mean()), float(right.all(-1).float().mean())
+
+
+# the two arms, by the adapters' own method names (harness.models.lokra.peft_tuner.METHODS)
+LORA, LOKRA = METHODS[:2]
+ARMS = (LORA, LOKRA)
 
 
 def train(method: str, seed: int, steps: int, data: dict) -> tuple[float, float, float]:
@@ -108,23 +115,23 @@ def main() -> None:
     base = AutoModelForCausalLM.from_pretrained(checkpoint(), torch_dtype=torch.float32)
     untuned = held_out(base, *data["test"])
     print("untuned SmolLM2: held-out NLL %.3f, exact %.3f" % untuned, flush=True)
-    nll: dict[str, dict[str, float]] = {"lora": {}, "lokra": {}}
-    exact: dict[str, dict[str, float]] = {"lora": {}, "lokra": {}}
+    nll: dict[str, dict[str, float]] = {arm: {} for arm in ARMS}
+    exact: dict[str, dict[str, float]] = {arm: {} for arm in ARMS}
     for seed in range(args.seeds):
-        for arm in ("lora", "lokra"):
+        for arm in ARMS:
             n, e, s = train(arm, seed, args.steps, data)
             nll[arm][str(seed)], exact[arm][str(seed)] = n, e
             print(f"seed {seed} {arm}: held-out NLL {n:.4f}, exact {e:.3f}, {s:.0f} s", flush=True)
-    lower = Design("seed", "unbounded", direction="lower", baseline="lora")
+    lower = Design("seed", "unbounded", direction="lower", baseline=LORA)
     for metric, scores, design in (
         ("held-out answer NLL", nll, lower),
-        ("held-out exact share", exact, Design("seed", "bounded", baseline="lora")),
+        ("held-out exact share", exact, Design("seed", "bounded", baseline=LORA)),
     ):
         c = compare(design, scores, metric=metric)
         for a in c.arms:
             i = a.interval
             print(f"{metric} {a.arm}: {i.estimate:.4f} [{i.low:.4f}, {i.high:.4f}] ({i.method})")
-        p = c.pair("lokra", "lora")
+        p = c.pair(LOKRA, LORA)
         assert p is not None
         t = p.test
         if t is None:

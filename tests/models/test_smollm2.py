@@ -32,6 +32,7 @@ def api():
     return model, model.api
 
 
+@pytest.mark.long  # the first use converts the GGUF (tens of CPU seconds): past the default budget
 def test_chat_template_is_smollm2s(api):
     _, local = api
     tok = local.tokenizer
@@ -47,6 +48,7 @@ def test_chat_template_is_smollm2s(api):
     assert tok.eos_token == "<|im_end|>"
 
 
+@pytest.mark.long  # the first use converts the GGUF (tens of CPU seconds): past the default budget
 def test_batching_equals_unbatched_greedy(api):
     _, local = api
     questions = ["What is the capital of France?", "17 + 25?", "Hi"]  # three prompt lengths
@@ -61,6 +63,7 @@ def test_batching_equals_unbatched_greedy(api):
     assert batched[0].text == "The capital of"
 
 
+@pytest.mark.long  # the first use converts the GGUF (tens of CPU seconds): past the default budget
 def test_token_counts_stops_and_logprobs_match_a_forward_pass(api):
     model, local = api
     config = GenerateConfig(max_tokens=5, logprobs=True, top_logprobs=2)

@@ -70,6 +70,7 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.mark.long  # a training run: seconds of CPU the default run cannot spare
 def test_micro_run_end_to_end_with_report(tmp_path, one_thread):
     from harness.cli.run import EvalRequest, run_eval_records  # the CLI is not under test
 

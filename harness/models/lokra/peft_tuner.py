@@ -165,6 +165,10 @@ def _check(model: nn.Module, lora_config: LoraConfig, cfg: AdapterConfig) -> Non
                 raise HarnessUsageError(f"{field}=True is not supported with method='lokra_plus'")
 
 
+# the adapter methods `get_lokra_model` takes: plain LoRA, LoKRA's penalty, LoKRA+
+METHODS = ("lora", "lokra", "lokra_plus")
+
+
 def get_lokra_model(
     model: nn.Module,
     lora_config: LoraConfig,
