@@ -141,7 +141,7 @@ def _check_rows(suite: str, metric: str, seed: int) -> tuple[bool, list]:
 
 @pytest.mark.parametrize(("suite", "metric"), CASES)
 def test_every_interval_covers_stays_in_support_and_agrees_with_its_p(suite, metric):
-    reps = 40
+    reps = 25
     hits = sum(_check_rows(suite, metric, 1000 * r)[0] for r in range(reps))
     # two arms' intervals per data set must both cover: about 0.90 at 95% each; the gate is
     # three Monte-Carlo standard errors below that (the `long` run tightens it)
