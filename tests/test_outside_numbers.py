@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import pytest
@@ -276,17 +275,19 @@ def test_hf_model_offline_and_not_cached_is_one_line_at_once(monkeypatch, capsys
 
     from harness.cli.run import build_models
 
+    attempts = []
+
     def unreachable(*args, **kwargs):
+        attempts.append(args)
         raise OSError(-2, "Name or service not known")
 
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HTTPS_PROXY", "https_proxy",
                  "ALL_PROXY", "all_proxy"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(socket, "create_connection", unreachable)
-    start = time.monotonic()
     with pytest.raises(HarnessUsageError) as info:
         build_models(("hf/harness-tests/no-such-model",), {}, None)
-    assert time.monotonic() - start < 10
+    assert len(attempts) == 1  # one probe of the hub, no retries (no wall-clock assertion)
     assert "cannot be reached" in str(info.value) and "not in the local" in str(info.value)
     assert "Retrying" not in capsys.readouterr().err
 
