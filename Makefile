@@ -61,7 +61,10 @@ test: $(DEV)
 	$(VENV)/bin/ruff format --check harness tests benchmarks
 	# slow tests (Monte-Carlo coverage, about a minute) fit in CI, so they run here too;
 	# `long` ones (spec-scale Monte Carlo, minutes each) run with `make test-long`
-	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "not gpu and not long"
+	# one worker per core (pytest-xdist), a test file to a worker: module fixtures run once, and
+	# the model caches are safe to fill from two processes (each trains into its own folder)
+	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "not gpu and not long" \
+		-n auto --dist loadfile
 
 test-slow: $(DEV)
 	HARNESS_DATA_DIR=$${HARNESS_DATA_DIR:-$(DATA_DIR)} $(PY) -m pytest -q -m "slow and not long"

@@ -283,7 +283,15 @@ def test_a_non_loopback_host_is_refused(site: Path, host: str) -> None:
 
 def test_cli_serves_on_port_0_and_stops_on_ctrl_c(site: Path) -> None:
     cmd = [sys.executable, "-m", "harness.cli", "leaderboard", "serve", str(site), "--port", "0"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT back to its default in the server: a shell's background job (or a test runner's
+    # worker) may start us with SIGINT ignored, and an ignored signal stays ignored across exec
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         with deadline(60):  # importing the CLI takes a few seconds on 2 shared cores
             line = proc.stdout.readline()
