@@ -394,11 +394,15 @@ def catalog_design(suite: str) -> Design:
     return known.design if known is not None else Design()
 
 
+# the task (or eval) metadata key that names a log's suite; spelled here only
+SUITE_KEY = "harness_suite"
+
+
 def suite_name(spec: dict[str, Any]) -> str:
     """The harness suite a log's `eval` header names (its task's name when it names none)."""
     meta = spec.get("metadata") or {}
     task = str(spec["task"]).split("/")[-1]
-    return str((meta.get("harness_suite") if isinstance(meta, dict) else None) or task)
+    return str((meta.get(SUITE_KEY) if isinstance(meta, dict) else None) or task)
 
 
 def _redacted(value: Any) -> Any:

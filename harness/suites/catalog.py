@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessUsageError
+from harness.logs import SUITE_KEY
 from harness.stats.design import POSITIVE, Design
 
 if TYPE_CHECKING:
@@ -314,3 +315,19 @@ def get_suite(name: str) -> Suite:
 def suite_of(name: str) -> Suite | None:
     """The catalog's suite called `name`, or None for a log of a suite it does not know."""
     return all_suites().get(name)
+
+
+def suite_of_task(task_path: str) -> Suite:
+    """The suite whose tasks include `task_path` (`module:function`).
+
+    A suite's own files ask this rather than spell their suite's name: the catalog names it once.
+    """
+    for suite in all_suites().values():
+        if task_path in suite.task_paths:
+            return suite
+    raise LookupError(f"no suite in the catalog lists the task {task_path!r}")
+
+
+def suite_metadata(task_path: str) -> dict[str, str]:
+    """The task metadata that names the suite of `task_path` in its logs."""
+    return {SUITE_KEY: suite_of_task(task_path).name}

@@ -1,0 +1,115 @@
+"""One lazy registry for every named part: suites, report sections, providers, subcommands.
+
+An entry is a kind, a name and a target: either the object itself (a catalog's `Suite`) or a
+`"module:NAME"` string, imported on first use (as lm-evaluation-harness does), so listing the
+names stays cheap and heavy modules (torch, transformers) load only when a part is used.
+
+Parts register themselves: the module that owns a kind calls `register` for each entry when it
+is imported, and `SOURCES` names that module by string, so the registry imports it the first
+time the kind is asked for. Nothing here imports a higher floor; a string is not an import.
+
+Other packages add parts the same way: `HARNESS_PLUGINS=my_pkg.parts,other.mod` names modules
+imported before any kind is listed; each calls `register` (docs/adding-a-suite.md).
+
+    >>> register("provider", "echo", "my_pkg.echo:EchoAPI")
+    >>> target("provider", "echo")
+    'my_pkg.echo:EchoAPI'
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+from typing import Any
+
+from harness.errors import HarnessUsageError
+
+# the kinds, and the module whose import registers the built-in entries of each
+SOURCES: dict[str, str] = {
+    "suite": "harness.suites.catalog",
+    "provider": "harness.models.providers",
+    "local-model": "harness.models.builtin",
+    "command": "harness.cli.commands",
+}
+PLUGINS_ENV = "HARNESS_PLUGINS"
+
+_entries: dict[str, dict[str, Any]] = {kind: {} for kind in SOURCES}
+_loaded: set[str] = set()
+
+
+def register(kind: str, name: str, target: Any) -> None:
+    """Add `name` to `kind`; `target` is a `"module:NAME"` string or the object itself.
+
+    Registering a name again with the same target is a no-op (a module imported twice); with
+    another target it is an error, never a silent replacement.
+    """
+    if kind not in _entries:
+        raise ValueError(f"unknown registry kind {kind!r}; kinds: {', '.join(_entries)}")
+    if not name:
+        raise ValueError(f"a {kind} needs a name")
+    known = _entries[kind].get(name)
+    if known is not None and known != target:
+        raise ValueError(f"{kind} {name!r} is registered twice: {known!r} and {target!r}")
+    _entries[kind][name] = target
+
+
+def _load_sources(kind: str) -> None:
+    """Import the module that registers `kind`'s built-ins, and the plugins, once each."""
+    for module in (SOURCES[kind], *_plugins()):
+        if module not in _loaded:
+            _loaded.add(module)
+            try:
+                importlib.import_module(module)
+            except ImportError as ex:
+                if module == SOURCES[kind]:
+                    raise
+                raise HarnessUsageError(
+                    f"{PLUGINS_ENV} names {module!r}, which does not import: {ex}"
+                ) from None
+
+
+def _plugins() -> tuple[str, ...]:
+    raw = os.environ.get(PLUGINS_ENV, "")
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def names(kind: str) -> tuple[str, ...]:
+    """Every name registered for `kind`, in registration order."""
+    if kind not in _entries:
+        raise ValueError(f"unknown registry kind {kind!r}; kinds: {', '.join(_entries)}")
+    _load_sources(kind)
+    return tuple(_entries[kind])
+
+
+def target(kind: str, name: str) -> Any | None:
+    """What `name` was registered with (a target string or the object), or None."""
+    names(kind)
+    return _entries[kind].get(name)
+
+
+def get(kind: str, name: str, what: str | None = None) -> Any:
+    """The object registered as `name`, importing a `"module:NAME"` target now.
+
+    An unknown name is a one-line usage error naming the closest known one.
+    """
+    found = target(kind, name)
+    if found is None:
+        known = names(kind)
+        near = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise HarnessUsageError(
+            f"unknown {what or kind} {name!r}{hint} (known: {', '.join(sorted(known))})"
+        )
+    return resolve(found) if isinstance(found, str) else found
+
+
+def resolve(path: str) -> Any:
+    """The object a `"module:NAME"` string names (`NAME` may be dotted), imported now."""
+    module, sep, attr = path.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"{path!r} is not a 'module:NAME' target")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
