@@ -35,9 +35,9 @@ from harness.models.team.tasks import MASK, eval_prompts
 
 
 def _model(small: bool):
+    from harness.models.team.config import PRESETS, train_config
     from harness.models.team.model import MoeConfig
     from harness.models.team.train import TrainConfig, load_or_train
-    from harness.suites.team.task import PRESETS, train_config
 
     if small:
         cfg = TrainConfig(seed=0, steps=300, model=MoeConfig(d_model=64, n_layer=2, n_expert=8,

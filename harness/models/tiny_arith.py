@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from harness.models.tiny_arith_data import make_problem
 from harness.paths import cache_dir
-from harness.suites.arith.problems import make_problem
 
 CHARS = "0123456789+-= "
 PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"

@@ -6,10 +6,10 @@ import random
 import pytest
 
 from harness.errors import HarnessUsageError
+from harness.models.tiny_arith_data import make_problem
 from harness.suco.calibrator import load_calibrator
 from harness.suco.calibrator_openai import tail_logprobs
 from harness.suco.sufficiency import ScoringTemplate, score_prefixes, sufficiency
-from harness.suites.arith.problems import make_problem
 
 BARE = ScoringTemplate("", "", "", "")  # tiny-arith knows only digits, + - = and space
 

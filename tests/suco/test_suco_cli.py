@@ -136,7 +136,7 @@ def test_split_completion(text, cot, answer, think):
 def test_local_tiny_arith_end_to_end(tmp_path):
     import random
 
-    from harness.suites.arith.problems import make_problem
+    from harness.models.tiny_arith_data import make_problem
 
     rng = random.Random(5)
     items = []

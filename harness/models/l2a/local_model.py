@@ -40,8 +40,8 @@ class L2ARecallLocal:
         self, seed: int = 0, variant: str = "l2a", lam: float = 1e-5, preset: str = "quick",
         prune: float = 0.0,
     ) -> None:  # fmt: skip
+        from harness.models.l2a.config import PRESETS, run_spec
         from harness.models.l2a.train import load_or_train
-        from harness.suites.l2a.task import PRESETS, run_spec
 
         if variant not in VARIANTS:
             raise HarnessUsageError(

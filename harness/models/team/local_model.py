@@ -38,8 +38,8 @@ class TeamMoeLocal:
     """Loads (or trains) the checkpoint once and decodes prompts with the chosen variant."""
 
     def __init__(self, seed: int = 0, decoding: str = "vanilla", preset: str = "quick") -> None:
+        from harness.models.team.config import PRESETS, train_config
         from harness.models.team.train import load_or_train
-        from harness.suites.team.task import PRESETS, train_config
 
         if decoding not in VARIANTS:
             raise HarnessUsageError(

@@ -19,8 +19,8 @@ from inspect_ai.solver import TaskState, generate
 
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
+from harness.models.tiny_arith_data import make_problem
 from harness.suites.arg_ranges import checked_args, count
-from harness.suites.arith.problems import make_problem
 
 _FIRST_INT = re.compile(r"-?\d+")
 

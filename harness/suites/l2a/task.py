@@ -21,7 +21,7 @@ read it, by default `local/l2a-recall`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -30,21 +30,14 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from harness.errors import HarnessUsageError
+from harness.models.l2a.config import PRESETS, run_spec
 from harness.suites.arg_ranges import checked_args, count
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
-
-if TYPE_CHECKING:
-    from harness.models.l2a.train import RecallRun
 
 # harness.models.l2a.model.VARIANTS (tests/suites/test_l2a_recall.py checks); named here so that
 # importing the task (every inspect command does) does not import torch
 VARIANTS = ("full", "swa", "l2a")
 
-PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(seq_len=128, window=16, n_layer=2, d_model=64, n_head=4, steps=1200),
-    "tiny": dict(seq_len=64, window=8, n_layer=2, d_model=64, n_head=4, steps=500, n_test=512),
-    "paper": dict(seq_len=512, window=32, n_layer=4, d_model=128, n_head=4, steps=3000),
-}
 # tiny: at T = 64 and 500 steps λ′ ≤ 5e-4 left layer 1 routing 88-93% of tokens and λ′ = 1e-2
 # collapsed recall to chance (measured, docs/validation/l2a.md); 1e-3 and 2e-3 route 13%.
 PRESET_LAMS = {"quick": "1e-6,1e-5,1e-4", "tiny": "1e-4,1e-3,2e-3", "paper": "1e-6,3e-6,1e-5"}
@@ -53,13 +46,6 @@ RECONSTRUCTED = (
     "the recall task's CPU settings, the lambda' scaling for short sequences, weight decay 0.01 "
     "and the 'full' baseline keeping its sliding-window half are ours (sections 4 and 6)"
 )
-
-
-def run_spec(variant: str, lam: float, seed: int, settings: dict[str, Any]) -> RecallRun:
-    """The RecallRun of one sample."""
-    from harness.models.l2a.train import RecallRun
-
-    return RecallRun(variant=variant, lam=lam, seed=seed, **settings)
 
 
 def _run(variant: str, lam: float, seed: int, settings: dict[str, Any]) -> dict[str, Any]:

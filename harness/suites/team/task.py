@@ -25,34 +25,19 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
+from harness.models.team.config import PRESETS, train_config
 from harness.suites.arg_ranges import checked_args, count
 from harness.suites.training_pool import TrainingPool, run_training, training_pool
 
 # harness.models.team.decode.VARIANTS's names, in its order (tests/suites/test_team.py checks);
 # named here so that importing the task (every inspect command does) does not import torch
 VARIANTS = ("vanilla", "team", "no_speculation", "no_caching", "no_limited")
-PRESETS: dict[str, dict[str, Any]] = {
-    # the spec's measured CPU setting (§6): d = 128, 4 layers, 16 experts top-2, L = 8
-    "quick": dict(steps=2400, d_model=128, n_layer=4, n_expert=16, d_expert=128, n_test=300),
-    # a smaller model for tests and smoke runs
-    "tiny": dict(steps=300, d_model=64, n_layer=2, n_expert=8, d_expert=64, n_test=30),
-}
 RECONSTRUCTED = (
     "TEAM rules from the authors' code (specs/team.md section 2); the tiny block-diffusion MoE, "
     "its data and training are ours (section 5-6); hot tokens accepted by the choice are "
     "recomputed once like T (ours)"
 )
 log = logging.getLogger(__name__)
-
-
-def train_config(seed: int, settings: dict[str, Any]):
-    """The TrainConfig of a preset's settings."""
-    from harness.models.team.model import MoeConfig
-    from harness.models.team.train import TrainConfig
-
-    model = MoeConfig(d_model=settings["d_model"], n_layer=settings["n_layer"],
-                      n_expert=settings["n_expert"], d_expert=settings["d_expert"])  # fmt: skip
-    return TrainConfig(seed=seed, steps=settings["steps"], model=model)
 
 
 def _train_and_save(cfg) -> dict:

@@ -158,7 +158,7 @@ def test_local_team_moe_decodes_a_prompt(tmp_path, monkeypatch):
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(
-        "harness.suites.team.task.PRESETS",
+        "harness.models.team.config.PRESETS",
         {
             "tiny": {
                 "steps": 3,

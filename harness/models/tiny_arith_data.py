@@ -1,4 +1,4 @@
-"""Seeded multi-digit addition and subtraction problems for the `arith` suite and tiny-arith."""
+"""Seeded addition and subtraction problems: tiny-arith trains on them, `arith` asks them."""
 
 from __future__ import annotations
 
