@@ -296,6 +296,12 @@ def _score_in_range(number: float | int, shown: Any) -> tuple[float, str]:
     return 0.0, f"unscored ({checked.reason})"
 
 
+# The sample metadata key that holds a labelled sample's human label, written by the calibrated
+# judge before the judge is asked: a sample whose judge raises has no verdict, but its label
+# still keeps it out of the test set (`harness.compare.scores.judge_scores`).
+HUMAN_LABEL_KEY = "harness_judge_human"
+
+
 def judge_verdict(value: Any) -> dict[str, int] | None:
     """A calibrated judge's `{"judge", "human"}` verdict, else None."""
     if isinstance(value, str) and value.startswith("{"):

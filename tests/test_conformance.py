@@ -28,10 +28,10 @@ import math
 import numpy as np
 import pytest
 
+from harness.compare.pairs import comparable_groups, group_pairs
+from harness.compare.scores import score_rows, summary_rows
 from harness.leaderboard.ranking import task_table
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.report.pairs import comparable_groups, group_pairs
-from harness.report.scores import score_rows, summary_rows
 from harness.stats.design import Design, rejects
 from harness.suites.catalog import all_suites
 

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from harness.compare.scores import judge_scores, score_rows
 from harness.logs import (
     LogIdentity,
     LogRecord,
@@ -16,7 +17,6 @@ from harness.logs import (
     redact,
 )
 from harness.report.budgets import budget_row
-from harness.report.scores import judge_scores, score_rows
 from harness.stats.compare import estimate
 from harness.stats.design import Design, rejects
 from harness.stats.exact import sign_flip_interval
@@ -377,8 +377,8 @@ def test_sign_flip_p_and_interval_agree_with_zero_and_tied_differences():
 
 
 def test_the_ranking_rejects_at_p_equal_to_alpha(monkeypatch):
+    from harness.compare.pairs import Group, PairResult
     from harness.leaderboard import ranking
-    from harness.report.pairs import Group, PairResult
 
     a = _record([_sample(f"s{i}", 1, "C") for i in range(10)], model="m/a")
     b = _record([_sample(f"s{i}", 1, "I") for i in range(10)], model="m/b")

@@ -156,8 +156,8 @@ TAMPERED = {
 
 @pytest.mark.parametrize("case", sorted(TAMPERED))
 def test_a_tampered_log_is_marked_beside_its_score(case: str, good: Path):
+    from harness.compare.scores import arm_rows
     from harness.report.render import _tables
-    from harness.report.scores import arm_rows
 
     assert _record(good).tampered == ""
     edit, expected = TAMPERED[case]

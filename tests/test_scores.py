@@ -5,9 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from harness.logs import LogIdentity, LogRecord, SampleScore, parse_score
-from harness.report.scores import error_reasons, judge_scores, score_rows
-from harness.scorers.calibrated_judge import HUMAN_LABEL_KEY
+from harness.compare.scores import error_reasons, judge_scores, score_rows
+from harness.logs import HUMAN_LABEL_KEY, LogIdentity, LogRecord, SampleScore, parse_score
 
 
 def _record(raws: list, errors: list[str] | None = None, epochs: int = 1) -> LogRecord:

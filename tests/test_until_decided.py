@@ -85,8 +85,8 @@ def test_bad_settings_are_one_line(replays, tmp_path, extra, says):
 
 def test_the_anytime_interval_follows_the_recorded_order(replays, tmp_path):
     """The score row is the CS over the items in the order they were asked."""
+    from harness.compare.scores import anytime_interval, score_rows
     from harness.logs import read_logs
-    from harness.report.scores import anytime_interval, score_rows
 
     root, truth = replays
     args = ["--model", f"replay/{root}/good.jsonl", "--model", f"replay/{root}/bad.jsonl"]
@@ -143,9 +143,9 @@ def test_a_decided_log_with_malformed_settings_is_reported_not_a_traceback(repla
     """Another's log is hostile: forged sequential settings or decisions cost no traceback."""
     import dataclasses
 
+    from harness.compare.pairs import comparable_groups, group_pairs
+    from harness.compare.scores import score_rows
     from harness.logs import read_logs
-    from harness.report.pairs import comparable_groups, group_pairs
-    from harness.report.scores import score_rows
 
     root, _ = replays
     args = ["--model", f"replay/{root}/good.jsonl", "--model", f"replay/{root}/bad.jsonl"]

@@ -1,10 +1,10 @@
 """`harness board export`: a board from our own logs.
 
 Logs are read through `harness.logs.read_logs` and split into comparable groups as the report
-splits them (`harness.report.pairs.comparable_groups`: same suite, task, arguments, data and
+splits them (`harness.compare.pairs.comparable_groups`: same suite, task, arguments, data and
 settings; only the model differs). One group becomes the board: one model per arm (replicates
 pooled), one item per unit, and a unit's score is its mean over epochs and replicates with
-errored epochs as 0 (`harness.report.scores.problem_means`), exactly what the report compares.
+errored epochs as 0 (`harness.compare.scores.problem_means`), exactly what the report compares.
 Where the group's design nests units in clusters, each item's cluster comes along (the CSV's
 `cluster` column), so that a replay treats the clusters as the independent draws.
 """
@@ -28,9 +28,9 @@ def board_from_logs(
             items the others have.
 
     """
+    from harness.compare.pairs import comparable_groups
+    from harness.compare.scores import first_scorer, problem_means, unit_clusters
     from harness.logs import read_logs
-    from harness.report.pairs import comparable_groups
-    from harness.report.scores import first_scorer, problem_means, unit_clusters
 
     selection = read_logs(log_dirs)
     records = [r for r in selection.used if task is None or r.task == task]

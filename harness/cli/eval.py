@@ -177,7 +177,7 @@ def eval_command(
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
         ok, rows, records = run_eval_records(request)
-    from harness.report.scores import headline_rows
+    from harness.compare.scores import headline_rows
 
     rows = headline_rows(rows, records)  # a suite whose result is a table: none, a pointer
     if as_json:

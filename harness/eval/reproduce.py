@@ -215,7 +215,7 @@ def run_again(path: str, record: Any, req: Any) -> tuple[Any, list[Any]]:
 def compare(path: str, record: Any, old: Manifest, new_record: Any, rows: list[Any],
             limited: bool) -> Reproduction:  # fmt: skip
     """The two manifests and scores compared."""
-    from harness.report.scores import score_rows
+    from harness.compare.scores import score_rows
 
     new = manifest_of(new_record)
     if new is None:

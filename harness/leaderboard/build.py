@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.compare.pairs import NotComparable
 from harness.errors import HarnessUsageError
 from harness.leaderboard.collect import BadLog, collect
 from harness.leaderboard.frontier_svg import frontier_svg
@@ -41,7 +42,6 @@ from harness.leaderboard.site_costs import (
 from harness.leaderboard.svg import forest_svg, heatmap_svg
 from harness.leaderboard.viewer import VIEWER_DIR
 from harness.output_paths import OutputFolder, mark_site, site_folder, unlink_links
-from harness.report.pairs import NotComparable
 from harness.spreadsheet import csv_cell  # noqa: F401 (re-exported: the site writes CSV)
 
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import jinja2
 
+from harness.compare.pairs import NotComparable
 from harness.leaderboard.collect import BadLog
 from harness.leaderboard.ranking import ModelRow, TaskTable
-from harness.report.pairs import NotComparable
 
 ASSETS = ("site.css", "site.js")  # copied as they are to the site's assets/
 SLUG_MAX = 80  # characters of a name kept in a file name, before its digest

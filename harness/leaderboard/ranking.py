@@ -1,9 +1,9 @@
 """Per-task leaderboard tables: scores with intervals, Holm-corrected pairwise tests, honest ranks.
 
 - Score: the mean over the suite's unit with its 95% interval, as `harness eval` prints it
-  (`harness.report.scores`; replicates of one configuration pooled); errors count as wrong.
+  (`harness.compare.scores`; replicates of one configuration pooled); errors count as wrong.
 - Pairs: every two models on the units both have, from the comparison engine
-  (`harness.report.pairs.group_pairs`), Holm-corrected over the task's pairs.
+  (`harness.compare.pairs.group_pairs`), Holm-corrected over the task's pairs.
 - Rank (ours): 1 + the number of models significantly better (Holm p <= alpha, the one rule
   of `harness.stats.design.rejects`, and a higher score). Models no test separates therefore
   share a rank.
@@ -20,9 +20,9 @@ import math
 import string
 from dataclasses import dataclass
 
+from harness.compare.pairs import Group, group_pairs
+from harness.compare.scores import JudgeScores, SummaryRow, arm_rows, first_scorer, record_judge
 from harness.logs import LogRecord
-from harness.report.pairs import Group, group_pairs
-from harness.report.scores import JudgeScores, SummaryRow, arm_rows, first_scorer, record_judge
 from harness.stats.design import rejects
 from harness.stats.intervals import Interval
 
@@ -104,7 +104,7 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
 
     Each model's score, n and errors are its first score row, exactly as `harness eval` and
     `harness report` print them; a calibrated judge's naive and corrected shares come from the
-    same function (`harness.report.scores.judge_scores`).
+    same function (`harness.compare.scores.judge_scores`).
     """
     by_model = group.arms
     first_rows = {m: arm_rows(records)[0] for m, records in by_model.items()}

@@ -13,7 +13,7 @@ engine's `estimate` with support (0, inf)): a t interval over units, clustered w
 clusters, on the log scale of the mean, so it never passes 0. Units without a budget (an
 errored wrapped sample records none) are left out of the budget means, and `n_budget` says how
 many remain; accuracy keeps them, as wrong. Accuracy is the score table's row for the log
-(`harness.report.scores`).
+(`harness.compare.scores`).
 
 `BUDGETS` is the report's generic section, and the budgets are one view of the cost rows
 (`harness.report.cost`): a direct model's tokens are counted by the same function, and every
@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.compare.scores import score_rows, unit_clusters
 from harness.logs import LogRecord
 from harness.report.cost import (
     CostRow,
@@ -41,7 +42,6 @@ from harness.report.cost import (
     unit_costs,
 )
 from harness.report.frontier import Frontier, frontier_table, task_frontier
-from harness.report.scores import score_rows, unit_clusters
 from harness.report.sections import Plot, ReportSection, SectionView
 from harness.stats.intervals import Interval
 
@@ -214,15 +214,15 @@ class CostReport:
 
 def cost_reports(records: list[LogRecord]) -> list[CostReport]:
     """A cost report per comparable group: each arm's cost row and the group's frontier."""
-    from harness.report.pairs import comparable_groups
+    from harness.compare.pairs import comparable_groups
 
     groups, _ = comparable_groups(records)
     return [group_cost_report(group) for group in groups]
 
 
 def group_cost_report(group: Any) -> CostReport:
-    """The cost rows and frontier of one comparable group (`harness.report.pairs.Group`)."""
-    from harness.report.scores import arm_rows
+    """The cost rows and frontier of one comparable group (`harness.compare.pairs.Group`)."""
+    from harness.compare.scores import arm_rows
 
     arms = {}
     for name, logs in group.arms.items():

@@ -43,9 +43,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.compare.scores import design_of, first_scorer, problem_means, unit_clusters
 from harness.logs import LogRecord, SampleScore
 from harness.outside_numbers import check_number
-from harness.report.scores import design_of, first_scorer, problem_means, unit_clusters
 from harness.stats.compare import estimate
 from harness.stats.design import POSITIVE, Design
 from harness.stats.intervals import Interval

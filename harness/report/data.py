@@ -2,12 +2,12 @@
 
 - The newest finished log of each identity is used; the others are listed with their reasons
   (unreadable, unfinished, superseded). Replicates (logs that differ only in the generation
-  seed) are all used: each gets its row, and their arm a pooled row (`harness.report.pairs`).
-- Scores: one row per log and metric, as `harness eval` prints it (`harness.report.scores`),
+  seed) are all used: each gets its row, and their arm a pooled row (`harness.compare.pairs`).
+- Scores: one row per log and metric, as `harness eval` prints it (`harness.compare.scores`),
   the task labelled by what tells it from other runs of the task. Suites whose section is their
   table (the suites that train) have no row here.
 - Pairs: per group of comparable logs, every pair of models with its paired test and the
-  Holm-corrected p-value (`harness.report.pairs`); logs of one task that may not be compared
+  Holm-corrected p-value (`harness.compare.pairs`); logs of one task that may not be compared
   are listed with the reason.
 - Sections: the generic ones (token budgets), then each suite's own section, as the catalog
   declares them. Nothing here names a suite.
@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from harness.compare.pairs import NotComparable, PairResult, comparable_groups, group_pairs
+from harness.compare.scores import SummaryRow, arm_rows, error_reasons, score_rows
 from harness.logs import BadLog, LogRecord, read_logs
 from harness.report.budgets import BUDGETS
-from harness.report.pairs import NotComparable, PairResult, comparable_groups, group_pairs
-from harness.report.scores import SummaryRow, arm_rows, error_reasons, score_rows
 from harness.report.section_guard import build_guarded
 from harness.report.sections import ReportSection, SectionOutput, load_section
 

@@ -15,10 +15,10 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from harness.compare.pairs import PairResult, comparable_groups, group_pairs
+from harness.compare.scores import SummaryRow
 from harness.logs import LogRecord
 from harness.report.data import ReportData
-from harness.report.pairs import PairResult, comparable_groups, group_pairs
-from harness.report.scores import SummaryRow
 from harness.report.sections import SectionOutput, load_section
 from harness.stats.compare import clean_json
 

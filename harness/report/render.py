@@ -11,9 +11,9 @@ import io
 import math
 from pathlib import Path
 
+from harness.compare.pairs import p_text
 from harness.report.data import ReportData
 from harness.report.frontier_plot import plottable
-from harness.report.pairs import p_text
 from harness.report.sections import (
     html_table,
     markdown_table,

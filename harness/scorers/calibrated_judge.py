@@ -17,15 +17,11 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
-from harness.logs import parse_score
+from harness.logs import HUMAN_LABEL_KEY, parse_score
 from harness.scorers.judge_labels import read_labels
 from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
 
 UNLABELLED = -1
-# The sample metadata key that holds a labelled sample's human label, written before the judge
-# is asked: a sample whose judge raises has no verdict, but its label still keeps it out of the
-# test set (`harness.report.scores.judge_scores`).
-HUMAN_LABEL_KEY = "harness_judge_human"
 
 
 def split_verdicts(values: list[dict]) -> tuple[list[int], list[int], list[int]]:
@@ -40,7 +36,7 @@ def split_verdicts(values: list[dict]) -> tuple[list[int], list[int], list[int]]
 def judge_naive() -> Metric:
     """Share of the test items (no human label) the judge calls correct, as the report's.
 
-    Biased by the judge's errors; `harness.report.scores.judge_scores` gives the same share
+    Biased by the judge's errors; `harness.compare.scores.judge_scores` gives the same share
     with its interval from the log.
     """
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from statsmodels.stats.proportion import proportion_confint
 
+from harness.compare.pairs import Group
+from harness.compare.scores import problem_means
 from harness.leaderboard.ranking import task_table
 from harness.logs import LogIdentity, LogRecord, SampleScore, read_log
-from harness.report.pairs import Group
-from harness.report.scores import problem_means
 from tests.leaderboard.conftest import MODELS, N_SAMPLES, TASKS
 
 

@@ -9,10 +9,10 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
 from inspect_ai.solver import generate
 
+from harness.compare.scores import score_rows
 from harness.logs import read_log
 from harness.models.sample_context import bind_sample
 from harness.report.data import build_report
-from harness.report.scores import score_rows
 from harness.scorers.calibrated_judge import calibrated_judge
 from harness.stats.judge_calibration import rogan_gladen_from_labels
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from harness.cli import main
 from harness.cli.run import build_tasks
 from harness.cli.typed_args import hints
+from harness.compare.scores import arm_rows
 from harness.errors import HarnessUsageError
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.report.scores import arm_rows
 from harness.stats.design import POSITIVE, Design
 from harness.suites.arg_ranges import WORK_ENV, range_of, work_limit
 from harness.suites.catalog import all_suites, get_suite

@@ -5,7 +5,7 @@ The fit is a placeholder model of ours, not the paper's equation.
 One result per group of comparable logs (all but the model agree: same instances, same task
 arguments); each log's model is one orchestrator.
 
-- Metrics: the rows `harness.report.scores` prints (Wilson for task success, t over instances
+- Metrics: the rows `harness.compare.scores` prints (Wilson for task success, t over instances
   for the others; errored samples count in n and as 0).
 - Pairs: every pair of orchestrators on every metric, on the instances both have, from the
   comparison engine (`harness.stats.compare.Tally` over the suite's design: unit instance, an
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.compare.pairs import p_text
+from harness.compare.scores import SummaryRow, score_rows
 from harness.logs import LogRecord, parse_score, read_samples
-from harness.report.pairs import p_text
-from harness.report.scores import SummaryRow, score_rows
 from harness.stats.compare import Tally
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite

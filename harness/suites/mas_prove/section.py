@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from harness.compare.pairs import p_text
 from harness.logs import LogRecord
-from harness.report.pairs import p_text
 from harness.report.sections import Plot, SectionView, Table, log_heading, per_log_section
 from harness.stats.design import rejects
 from harness.stats.intervals import Interval

@@ -17,7 +17,7 @@ From one log's runs (sample metadata `run`):
     configuration) give the paper's ±1 SD and a t interval on R - 1 degrees of freedom, on
     the logit scale so that it stays in the score's support [0, 1] (`replicate_interval`);
     with one run per configuration it is "not estimable". A percentile bootstrap over so
-    few runs would not cover 95% (see `harness.report.pairs`), so none is printed;
+    few runs would not cover 95% (see `harness.compare.pairs`), so none is printed;
 - **against the base**, per agent and configuration: the comparison engine's test on the test
   items (`harness.stats.compare`, the suite's design: unit item, 0/1 scores, so McNemar's exact
   test and interval), paired with the base model's answers, Holm-corrected over the log's pairs;

@@ -28,7 +28,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from harness.logs import LogRecord, judge_verdict, parse_score
+from harness.logs import HUMAN_LABEL_KEY, LogRecord, judge_verdict, parse_score
 from harness.stats.compare import estimate
 from harness.stats.design import Design
 from harness.stats.intervals import Interval
@@ -281,8 +281,6 @@ def _judge_units(records: Sequence[LogRecord], name: str) -> tuple[dict, set[str
     The calibrated judge records a sample's human label in its verdict and, before it asks the
     judge, in the sample's metadata, so a sample whose judge raised keeps its label.
     """
-    from harness.scorers.calibrated_judge import HUMAN_LABEL_KEY
-
     raws = [(s, dict(s.raw).get(name)) for r in records for s in r.samples]
     if not any(judge_verdict(v) is not None for _, v in raws):
         return None

@@ -23,8 +23,8 @@ import math
 from dataclasses import dataclass
 from itertools import combinations
 
+from harness.compare.scores import design_of, first_scorer, problem_means, unit_clusters
 from harness.logs import LogIdentity, LogRecord
-from harness.report.scores import design_of, first_scorer, problem_means, unit_clusters
 from harness.stats.compare import Comparison, PairEstimate, compare
 from harness.stats.design import Design
 from harness.stats.paired import PairedTest
