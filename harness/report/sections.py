@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import base64
 import html
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import registry
 from harness.logs import LogRecord
 
 Table = tuple[str, list[str], list[list[str]]]  # caption, header, rows
@@ -65,8 +65,7 @@ class SectionOutput:
 
 def load_section(path: str) -> ReportSection:
     """The `ReportSection` at `module:NAME`."""
-    module, _, name = path.partition(":")
-    section = getattr(importlib.import_module(module), name)
+    section = registry.resolve(path)
     if not isinstance(section, ReportSection):
         raise TypeError(f"{path} is not a ReportSection")
     return section
