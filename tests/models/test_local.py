@@ -135,3 +135,43 @@ def test_inspects_model_info_lookup_loads_no_checkpoint(monkeypatch):
     for name in ("local/l2a-recall", "local/team-moe"):
         model = get_model(name, api_key=MODEL_INFO_LOOKUP)
         assert model.api.own is None
+
+
+BUILT_INS = ("tiny-arith", "tiny-arith-small", "smollm2-135m", "team-moe", "l2a-recall")
+
+
+def test_built_in_local_models_are_registered():
+    from harness import registry
+
+    assert set(BUILT_INS) <= set(registry.names("local-model"))
+    with pytest.raises(HarnessUsageError, match="did you mean local/team-moe"):
+        resolve_checkpoint("team-mo")
+
+
+def test_a_built_ins_factory_gets_the_m_args_it_names_typed(monkeypatch):
+    import harness.models.team.local_model as team_local
+
+    seen = {}
+
+    def record(self, seed: int = 0, decoding: str = "vanilla", preset: str = "quick") -> None:
+        seen.update(seed=seed, decoding=decoding, preset=preset)
+
+    monkeypatch.setattr(team_local.TeamMoeLocal, "__init__", record)
+    model = get_model("local/team-moe", seed="3", decoding="team", batch_size=8, memoize=False)
+    assert seen == {"seed": 3, "decoding": "team", "preset": "quick"}
+    assert isinstance(model.api.own, team_local.TeamMoeLocal)
+    with pytest.raises(HarnessUsageError, match="-M seed must be an int, got 'x'"):
+        get_model("local/team-moe", seed="x", memoize=False)
+    with pytest.raises(HarnessUsageError, match="no -M argument 'variant'.*seed, decoding, preset"):
+        get_model("local/team-moe", variant="l2a", memoize=False)
+
+
+def test_a_checkpoint_model_has_no_suite_arguments(checkpoint):
+    with pytest.raises(
+        HarnessUsageError,
+        match="no -M argument 'decoding'; its -M arguments are: "
+        "batch_size, device, dtype, max_tokens, truncate$",
+    ):
+        get_model(f"local/{checkpoint}", decoding="team", memoize=False)
+    with pytest.raises(HarnessUsageError, match="answers by itself"):
+        resolve_checkpoint("team-moe")
