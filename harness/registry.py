@@ -18,19 +18,20 @@ imported before any kind is listed; each calls `register` (docs/adding-a-suite.m
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 from typing import Any
 
 from harness.errors import HarnessUsageError
 
-# the kinds, and the module whose import registers the built-in entries of each
-SOURCES: dict[str, str] = {
-    "suite": "harness.suites.catalog",
-    "provider": "harness.models.providers",
-    "local-model": "harness.models.builtin",
-    "command": "harness.cli.commands",
+# the kinds, and the modules whose import registers the built-in entries of each: a suite's own
+# providers and command group are declared by its catalog entry, so the catalog registers them
+SOURCES: dict[str, tuple[str, ...]] = {
+    "suite": ("harness.suites.catalog",),
+    "provider": ("harness.models.providers", "harness.suites.catalog"),
+    "local-model": ("harness.models.builtin",),
+    "command": ("harness.cli.commands", "harness.suites.catalog"),
+    "until": ("harness.board.live_run",),  # `harness eval --until NAME`: stopping rules
 }
 PLUGINS_ENV = "HARNESS_PLUGINS"
 
@@ -55,14 +56,14 @@ def register(kind: str, name: str, target: Any) -> None:
 
 
 def _load_sources(kind: str) -> None:
-    """Import the module that registers `kind`'s built-ins, and the plugins, once each."""
-    for module in (SOURCES[kind], *_plugins()):
+    """Import the modules that register `kind`'s built-ins, and the plugins, once each."""
+    for module in (*SOURCES[kind], *_plugins()):
         if module not in _loaded:
             _loaded.add(module)
             try:
                 importlib.import_module(module)
             except ImportError as ex:
-                if module == SOURCES[kind]:
+                if module in SOURCES[kind]:
                     raise
                 raise HarnessUsageError(
                     f"{PLUGINS_ENV} names {module!r}, which does not import: {ex}"
@@ -95,11 +96,13 @@ def get(kind: str, name: str, what: str | None = None) -> Any:
     """
     found = target(kind, name)
     if found is None:
+        import difflib  # only on the error path: importing the registry stays cheap
+
         known = names(kind)
         near = difflib.get_close_matches(name, known, n=1)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
         raise HarnessUsageError(
-            f"unknown {what or kind} {name!r}{hint} (known: {', '.join(sorted(known))})"
+            f"unknown {what or kind} {name!r}{hint}; choose one of: {', '.join(sorted(known))}"
         )
     return resolve(found) if isinstance(found, str) else found
 

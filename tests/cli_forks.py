@@ -126,13 +126,14 @@ def _preload() -> None:
     import inspect_ai.log  # noqa: F401
     import inspect_ai.model  # noqa: F401
 
-    import harness.cli
-    import harness.cli.run  # noqa: F401
+    import harness.cli  # noqa: F401
+    import harness.eval.runner  # noqa: F401
     import harness.leaderboard.build  # noqa: F401
     import harness.report.data  # noqa: F401
     import harness.report.render  # noqa: F401
+    from harness import registry
 
-    harness.cli.suite_commands()
+    registry.names("command")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ import sys
 
 from click.testing import CliRunner
 
-from harness.cli import LAZY_SUBCOMMANDS, main
+from harness import registry
+from harness.cli import main
 
 
 def test_importing_the_cli_does_not_import_inspect_or_torch():
@@ -19,7 +20,7 @@ def test_importing_the_cli_does_not_import_inspect_or_torch():
 def test_every_lazy_subcommand_resolves_and_is_listed():
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0, result.output
-    for name in LAZY_SUBCOMMANDS:
+    for name in registry.names("command"):
         assert f"  {name} " in result.output
         sub = CliRunner().invoke(main, [name, "--help"])
         assert sub.exit_code == 0, sub.output

@@ -1,7 +1,8 @@
 """The `harness` command, one module per subcommand.
 
 `eval`, `report`, `suites` and `doctor` register when this package loads (their modules import
-their heavy dependencies inside the command); the others load on first use.
+their heavy dependencies inside the command); the others, and the suites' own command groups,
+are registered by name (`harness.registry`, kind "command") and load on first use.
 """
 
 from __future__ import annotations
@@ -12,41 +13,18 @@ from typing import Any
 
 import click
 
-# Subcommands in modules of their own, imported when first used: importing this module stays
-# cheap, which matters to every process that the training pools spawn (spawn imports the
-# `harness` script's module again in each worker).
-LAZY_SUBCOMMANDS = {
-    "board": "harness.cli.board:board",
-    "judge": "harness.cli.judge:judge",
-    "leaderboard": "harness.cli.leaderboard:leaderboard",
-    "manifest": "harness.cli.manifest:manifest",
-    "reproduce": "harness.cli.reproduce:reproduce",
-    "sage": "harness.cli.sage:sage",
-    "suco": "harness.cli.suco:suco",
-    "validate": "harness.cli.validate:validate",
-}
-
-
-def suite_commands() -> dict[str, str]:
-    """The suites' own command groups (`Suite.commands`), by suite name, from the catalog.
-
-    A suite that has commands runs them as `harness <suite name> ...`; its module is imported
-    only when that command is used (or `harness --help` lists its one-line help).
-    """
-    from harness.suites.catalog import all_suites
-
-    return {name: s.commands for name, s in all_suites().items() if s.commands}
+from harness import registry
 
 
 class LazyGroup(click.Group):
-    """A click group that imports the subcommands named in `LAZY_SUBCOMMANDS` on first use.
+    """A click group that imports its registered subcommands (kind "command") on first use.
 
-    The suites' own command groups, which the catalog names, load the same way.
+    Listing them imports no subcommand's module: the registry holds `module:NAME` strings.
     """
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        """Eager and lazy subcommands, sorted."""
-        return sorted({*super().list_commands(ctx), *LAZY_SUBCOMMANDS, *suite_commands()})
+        """Eager and registered subcommands, sorted."""
+        return sorted({*super().list_commands(ctx), *registry.names("command")})
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Run the command; click's own usage errors become one line on stderr, exit 2.
@@ -68,12 +46,9 @@ class LazyGroup(click.Group):
             sys.exit(1)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """The subcommand, importing its module if it is a lazy one."""
-        if cmd_name not in self.commands:
-            path = LAZY_SUBCOMMANDS.get(cmd_name) or suite_commands().get(cmd_name)
-            if path:
-                module, attr = path.split(":")
-                self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        """The subcommand, importing its module if it is a registered one."""
+        if cmd_name not in self.commands and registry.target("command", cmd_name) is not None:
+            self.add_command(registry.get("command", cmd_name), cmd_name)
         return super().get_command(ctx, cmd_name)
 
 

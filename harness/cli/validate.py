@@ -16,8 +16,7 @@ from harness.errors import HarnessUsageError, exit_on_usage_error
 @exit_on_usage_error
 def validate(suite: str, data_dir: str | None, timeout: int) -> None:
     """Check a suite's tasks (for SWE tasks: the gold patch resolves, the empty one does not)."""
-    import importlib
-
+    from harness import registry
     from harness.suites.catalog import all_suites, get_suite
 
     found = get_suite(suite)
@@ -26,8 +25,7 @@ def validate(suite: str, data_dir: str | None, timeout: int) -> None:
         raise HarnessUsageError(
             f"suite '{suite}' has no validator; these do: {', '.join(able) or '(none)'}"
         )
-    module, _, name = found.validate.partition(":")
-    rows = getattr(importlib.import_module(module), name)(data_dir, timeout=timeout)
+    rows = registry.resolve(found.validate)(data_dir, timeout=timeout)
     for row in rows:
         click.echo(row.summary())
     bad = [row for row in rows if not row.ok]

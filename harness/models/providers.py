@@ -1,40 +1,42 @@
-"""The model providers this package registers with inspect-ai.
+"""The model providers this package registers with inspect-ai, and with `harness.registry`.
 
 `local/`, `replay/`, `scripted/`, and the method wrappers `pdr/`, `sr/`, `suco/`
-(see `harness.models.methods`).
+(see `harness.models.methods`). A suite's own providers (`iwg/`, `serving/`) are declared by
+its catalog entry, which registers them as well.
 
 Heavy imports (torch, transformers) happen inside the factories, so listing providers is cheap.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai.model import ModelAPI, modelapi
 
+from harness import registry
 from harness.errors import HarnessUsageError
 
-# the classes of the providers defined here, whose -M arguments `harness eval` checks against
-# their constructors' signatures (imported on demand: `local/` needs torch)
-PROVIDER_CLASSES = {
-    "local": "harness.models.local:LocalTorchAPI",
-    "replay": "harness.models.replay:ReplayAPI",
-    "scripted": "harness.models.scripted:ScriptedAPI",
-    "pdr": "harness.models.methods.refine_api:RefineAPI",
-    "sr": "harness.models.methods.refine_api:SequentialRefineAPI",
-    "suco": "harness.models.methods.suco_exit:SucoExitAPI",
-}
+Factory = Callable[[], type[ModelAPI]]
+
+
+def _provider(name: str, api: str) -> Callable[[Factory], Factory]:
+    """Register provider `name` with inspect (the decorated factory) and with the registry.
+
+    `api` is the `module:NAME` of its class, whose constructor's signature `harness eval`
+    checks -M arguments against (imported on demand: `local/` needs torch).
+    """
+    registry.register("provider", name, api)
+    return modelapi(name=name)
 
 
 def provider_class(name: str) -> type[ModelAPI] | None:
-    """The ModelAPI class of a harness provider, or None for any other provider."""
-    import importlib
-
-    if name not in PROVIDER_CLASSES:
+    """The ModelAPI class of a registered provider, or None for any other (inspect's own)."""
+    if registry.target("provider", name) is None:
         return None
-    module, _, attr = PROVIDER_CLASSES[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return registry.get("provider", name)
 
 
-@modelapi(name="local")
+@_provider("local", "harness.models.local:LocalTorchAPI")
 def local() -> type[ModelAPI]:
     """In-process torch models: built-in tiny models and Hugging Face checkpoints on disk."""
     try:
@@ -49,7 +51,7 @@ def local() -> type[ModelAPI]:
     return LocalTorchAPI
 
 
-@modelapi(name="replay")
+@_provider("replay", "harness.models.replay:ReplayAPI")
 def replay() -> type[ModelAPI]:
     """Recorded outputs from a JSONL file or an inspect log."""
     from harness.models.replay import ReplayAPI
@@ -57,7 +59,7 @@ def replay() -> type[ModelAPI]:
     return ReplayAPI
 
 
-@modelapi(name="scripted")
+@_provider("scripted", "harness.models.scripted:ScriptedAPI")
 def scripted() -> type[ModelAPI]:
     """Scripted answers with token usage, for tests."""
     from harness.models.scripted import ScriptedAPI
@@ -65,7 +67,7 @@ def scripted() -> type[ModelAPI]:
     return ScriptedAPI
 
 
-@modelapi(name="pdr")
+@_provider("pdr", "harness.models.methods.refine_api:RefineAPI")
 def pdr() -> type[ModelAPI]:
     """Parallel-Distill-Refine around an inner model: `pdr/INNER -M rounds=8,4,1`."""
     from harness.models.methods.refine_api import RefineAPI
@@ -73,7 +75,7 @@ def pdr() -> type[ModelAPI]:
     return RefineAPI
 
 
-@modelapi(name="sr")
+@_provider("sr", "harness.models.methods.refine_api:SequentialRefineAPI")
 def sr() -> type[ModelAPI]:
     """Sequential Refinement around an inner model: `sr/INNER -M rounds=3`."""
     from harness.models.methods.refine_api import SequentialRefineAPI
@@ -81,7 +83,7 @@ def sr() -> type[ModelAPI]:
     return SequentialRefineAPI
 
 
-@modelapi(name="suco")
+@_provider("suco", "harness.models.methods.suco_exit:SucoExitAPI")
 def suco() -> type[ModelAPI]:
     """Sufficiency-guided early exit around an inner model (our derivation from SuCo)."""
     from harness.models.methods.suco_exit import SucoExitAPI

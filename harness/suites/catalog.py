@@ -2,19 +2,20 @@
 
 This is the one place that names suites, and where each declares its experimental design
 (`Suite.design`: unit, cluster, score type, settings), which every comparison reads.
-Everything else asks the catalog: `harness report` renders a suite's `section`, `harness
-validate` runs its `validate`, and a suite whose section is its table (`own_table`) gets no
-row in the generic score table.
+Importing it registers each suite in `harness.registry` (kind "suite"), with the providers and
+the command group its entry declares (kinds "provider" and "command"); every part is a
+`module:NAME` string, imported only when used. Everything else asks the registry: `harness
+report` renders a suite's `section`, `harness validate` runs its `validate`, and a suite whose
+section is its table (`own_table`) gets no row in the generic score table.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessUsageError
+from harness import registry
 from harness.logs import SUITE_KEY
 from harness.stats.design import POSITIVE, Design
 
@@ -36,6 +37,9 @@ class Suite:
     own_table: bool = False  # its section is its table: no generic score row, no pairs
     validate: str | None = None  # `module:NAME` of `(data_dir, timeout) -> rows`, if any
     commands: str | None = None  # `module:NAME` of a click group, run as `harness <suite name>`
+    # its own model providers: (prefix, `module:NAME` of the ModelAPI class), whose -M arguments
+    # `harness eval` checks against the class's signature
+    providers: tuple[tuple[str, str], ...] = ()
     design: Design = Design()  # unit, cluster, score type and settings (harness.stats.design)
 
     @property
@@ -46,15 +50,11 @@ class Suite:
     @property
     def tasks(self) -> tuple[Callable[..., Task], ...]:
         """The @task functions, imported now (importing registers them with inspect)."""
-        out = []
-        for path in self.task_paths:
-            module, _, name = path.partition(":")
-            out.append(getattr(importlib.import_module(module), name))
-        return tuple(out)
+        return tuple(registry.resolve(path) for path in self.task_paths)
 
 
-def all_suites() -> dict[str, Suite]:
-    """Every suite by name; a suite's modules are imported only when its tasks are asked for."""
+def _builtin_suites() -> list[Suite]:
+    """The suites this package defines; a suite's modules are imported only when used."""
     aime = "harness.suites.aime"
     arith = "harness.suites.arith.task"
     iwg = "harness.suites.iwg"
@@ -167,6 +167,7 @@ def all_suites() -> dict[str, Suite]:
             default_model="iwg/perfect",
             section=f"{iwg}.section:SECTION",
             commands=f"{iwg}.cli:iwg",
+            providers=(("iwg", f"{iwg}.scripted:ScriptedOrchestratorAPI"),),
             design=Design("instance", "bounded", family="the pairs of models, per metric"),
         ),
         Suite(
@@ -206,6 +207,7 @@ def all_suites() -> dict[str, Suite]:
             "LLM request schedulers (UniBoost, FCFS, SRPT, SJF) on Azure traces in a simulator",
             default_model="serving/uniboost",
             section=f"{serving}.section:SECTION",
+            providers=(("serving", f"{serving}.provider:PolicyAPI"),),
             own_table=True,
             design=Design(
                 "instance",
@@ -298,23 +300,46 @@ def all_suites() -> dict[str, Suite]:
             .with_metric("orr10", direction="lower"),
         ),
     ]
-    return {s.name: s for s in suites}
+    return suites
+
+
+def register_suite(suite: Suite) -> None:
+    """Register `suite`, its providers and its command group (a plugin's suites too)."""
+    registry.register("suite", suite.name, suite)
+    for prefix, api in suite.providers:
+        registry.register("provider", prefix, api)
+    if suite.commands:
+        registry.register("command", suite.name, suite.commands)
+
+
+for _suite in _builtin_suites():
+    register_suite(_suite)
+
+
+def all_suites() -> dict[str, Suite]:
+    """Every registered suite by name, the built-in ones first, then the plugins'."""
+    return {name: registry.get("suite", name) for name in registry.names("suite")}
 
 
 def get_suite(name: str) -> Suite:
-    """The suite called `name`, or a usage error listing the ones that exist."""
-    suites = all_suites()
-    if name not in suites:
-        raise HarnessUsageError(
-            f"unknown suite '{name}'; choose one of: {', '.join(sorted(suites))} "
-            f"(`harness suites` lists them)"
-        )
-    return suites[name]
+    """The suite called `name`, or a usage error naming the closest and listing the others."""
+    return registry.get("suite", name)
 
 
 def suite_of(name: str) -> Suite | None:
-    """The catalog's suite called `name`, or None for a log of a suite it does not know."""
-    return all_suites().get(name)
+    """The registered suite called `name`, or None for a log of a suite it does not know."""
+    return registry.target("suite", name)
+
+
+def catalog_design(suite: str) -> Design:
+    """The design the catalog declares for `suite` (the default design for a suite it lacks).
+
+    The one place a log's suite name is looked up: callers pass it to `harness.logs.read_log`
+    or `read_logs` as `designs`, which attach the result to the record, and nothing downstream
+    looks a suite up again.
+    """
+    known = suite_of(suite)
+    return known.design if known is not None else Design()
 
 
 def suite_of_task(task_path: str) -> Suite:

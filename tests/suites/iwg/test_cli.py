@@ -5,11 +5,12 @@ import sys
 
 from click.testing import CliRunner
 
-from harness.cli import main, suite_commands
+from harness import registry
+from harness.cli import main
 
 
 def test_the_catalog_declares_the_group_and_help_lists_it():
-    assert suite_commands()["iwg"] == "harness.suites.iwg.cli:iwg"
+    assert registry.target("command", "iwg") == "harness.suites.iwg.cli:iwg"
     listing = CliRunner().invoke(main, ["--help"])
     assert listing.exit_code == 0 and "  iwg " in listing.output
     for args in (["iwg", "--help"], ["iwg", "generate", "--help"], ["iwg", "synthesize", "--help"]):
