@@ -10,6 +10,9 @@
 A run is deterministic for its seed and its torch thread count on one machine, so `ray` with
 `cpus_per_run` = c gives the same per-run results as `local` with cpu_count // workers = c on the
 same machine (tests/suites/test_ray_executor.py checks it on k-parity).
+
+`training_task` is the `@task` body every such suite shares: it checks the preset and the seeds,
+builds the settings, the samples and the pool, and names the suite in the log's metadata.
 """
 
 from __future__ import annotations
@@ -18,13 +21,19 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.errors import HarnessUsageError
+
+if TYPE_CHECKING:
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.scorer import Scorer
+    from inspect_ai.solver import Solver
 
 T = TypeVar("T")
 
@@ -139,3 +148,88 @@ async def run_training(pool: TrainingPool | int, fn: Callable[..., T], *args: An
     where["seconds"] = round(time.perf_counter() - start, 3)
     transcript().info(where, source="training")
     return result
+
+
+def training_task(
+    task_path: str,
+    *,
+    preset: str,
+    presets: Collection[str],
+    settings: Callable[[str], dict[str, Any]],
+    samples: Callable[[dict[str, Any], int], Iterable[Sample]],
+    solver: Callable[[TrainingPool], Solver],
+    scorer: Scorer,
+    executor: str = "local",
+    workers: int = 1,
+    cpus_per_run: int = 1,
+    seeds: int | None = None,
+    default_seeds: int | Mapping[str, int] = 1,
+    counts: Mapping[str, int | None] | None = None,
+    metadata: Mapping[str, Any] | Callable[[str], Mapping[str, Any]] | None = None,
+) -> Task:
+    """The Task of a training suite's `@task`: one sample per training run.
+
+    The checks come first, so a usage error (one line naming the suite, from the catalog) stops
+    the task before Ray starts: the preset, then the seeds, then whatever `settings` and
+    `samples` check, then the pool's arguments.
+
+    Args:
+        task_path: `module:function` of the calling `@task`, which the catalog lists; its
+            suite's name prefixes every error and goes in the log's metadata.
+        preset: The preset the task was given; it must be one of `presets`.
+        presets: The suite's presets, in the order an error lists them.
+        settings: From the (checked) preset to the run settings, the task's overrides applied
+            and checked; they go in every sample's and the log's metadata.
+        samples: From the settings and the seed count to the samples, one a run.
+        solver: From the pool to the solver that trains a sample's run.
+        scorer: The scorer of a run.
+        executor: local or ray (see `training_pool`).
+        workers: Local runs in parallel processes.
+        cpus_per_run: ray: CPUs each run declares and trains with.
+        seeds: The task's seed count; None takes `default_seeds`.
+        default_seeds: The seed count when `seeds` is None: one for all presets, or one per
+            preset. A task without seeds leaves it at 1 and its `samples` ignores the count.
+        counts: Whole-number overrides of the settings (steps, sizes), each at least 1; None
+            keeps the preset's.
+        metadata: More of the log's metadata, after the suite, `preset`, `settings` and
+            `training`; a callable gets the checked preset.
+
+    Returns:
+        The Task, its metadata naming the suite (`harness.logs.SUITE_KEY`).
+
+    """
+    from inspect_ai import Task
+    from inspect_ai.dataset import MemoryDataset
+
+    from harness.suites.catalog import suite_metadata, suite_of_task
+
+    suite = suite_of_task(task_path).name
+    if preset not in presets:
+        raise HarnessUsageError(
+            f"{suite}: unknown preset {preset!r}; presets: {', '.join(presets)}"
+        )
+    if seeds is None:
+        seeds = default_seeds if isinstance(default_seeds, int) else default_seeds[preset]
+    if int(seeds) < 1:
+        raise HarnessUsageError(f"{suite}: seeds must be at least 1, got {seeds}")
+    run_settings = settings(preset)
+    for key, value in (counts or {}).items():
+        if value is not None:
+            if int(value) < 1:
+                raise HarnessUsageError(f"{suite}: {key} must be at least 1, got {value!r}")
+            run_settings[key] = int(value)
+    dataset = MemoryDataset(list(samples(run_settings, int(seeds))))
+    pool = training_pool(suite, executor, workers, cpus_per_run)
+    more = metadata(preset) if callable(metadata) else metadata
+    return Task(
+        dataset=dataset,
+        solver=solver(pool),
+        scorer=scorer,
+        metadata={
+            **suite_metadata(task_path),
+            "preset": preset,
+            "settings": run_settings,
+            "training": pool.describe(),
+            **(more or {}),
+        },
+    )

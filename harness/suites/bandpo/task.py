@@ -25,10 +25,12 @@ Presets (measured on 2 CPU cores shared with other work; docs/validation/bandpo.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -36,7 +38,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import Work, checked_args, count, positive
 from harness.suites.bandpo.arms import ALL_ARMS, parse_arms
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 SUITE = "bandpo"
 PRESETS = ("quick", "sweep", "paper")
@@ -61,16 +63,6 @@ RECONSTRUCTED = (
     "batch sizes) and bandkl-relax's epsilons (0.2/0.2) are ours (specs/bandpo.md §4-5); the "
     "operator and the loss follow the authors' code"
 )
-
-
-def _check(preset: str, seeds: int | None, default: dict[str, int]) -> int:
-    if preset not in PRESETS:
-        raise HarnessUsageError(f"{SUITE}: unknown preset {preset!r}; presets: "
-                                f"{', '.join(PRESETS)}")  # fmt: skip
-    n = default[preset] if seeds is None else int(seeds)
-    if n < 1:
-        raise HarnessUsageError(f"{SUITE}: seeds must be at least 1, got {seeds}")
-    return n
 
 
 def _override(settings: dict[str, Any], name: str, value: float | None, kind: type) -> None:
@@ -126,32 +118,28 @@ def clip_rule_score() -> Scorer:
     return score
 
 
-def _task(experiment: str, preset: str, arms: str, n_seeds: int, settings: dict[str, Any],
-          pool: TrainingPool) -> Task:  # fmt: skip
-    names = parse_arms(arms)
-    samples = [
-        Sample(
-            id=f"{arm}-seed{seed}",
-            input=f"{experiment}: train {arm} with seed {seed}",
-            target="",
-            metadata={"experiment": experiment, "arm": arm, "seed": seed, "settings": settings},
-        )
-        for arm in names
-        for seed in range(n_seeds)
-    ]
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=train_arm(experiment, pool),
-        scorer=clip_rule_score(),
-        metadata={
-            "harness_suite": SUITE,
-            "experiment": experiment,
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },
-    )
+def _task(function: str, preset: str, arms: str | None, seeds: int | None,
+          settings: Callable[[str], dict[str, Any]], pool: dict[str, Any]) -> Task:  # fmt: skip
+    experiment = function.removeprefix("bandpo_")
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        return [
+            Sample(
+                id=f"{arm}-seed{seed}",
+                input=f"{experiment}: train {arm} with seed {seed}",
+                target="",
+                metadata={"experiment": experiment, "arm": arm, "seed": seed, "settings": settings},
+            )  # fmt: skip
+            for arm in parse_arms(arms or ARMS[preset])
+            for seed in range(n_seeds)
+        ]
+
+    return training_task(
+        f"{__name__}:{function}", preset=preset, presets=PRESETS, settings=settings,
+        samples=samples, solver=partial(train_arm, experiment), scorer=clip_rule_score(),
+        seeds=seeds, default_seeds=BANDIT_SEEDS if experiment == "bandit" else RLVR_SEEDS,
+        metadata={"experiment": experiment, "reconstructed": RECONSTRUCTED}, **pool,
+    )  # fmt: skip
 
 
 def _iterations(key: str, settings: dict[str, dict[str, Any]], seeds: dict[str, int]) -> Any:
@@ -193,12 +181,15 @@ def bandpo_bandit(
         cpus_per_run: ray: CPUs each run declares and trains with.
 
     """
-    n = _check(preset, seeds, BANDIT_SEEDS)
-    settings = dict(BANDIT[preset])
-    _override(settings, "lr", lr, float)
-    _override(settings, "iterations", iterations, int)
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    return _task("bandit", preset, arms or ARMS[preset], n, settings, pool)
+
+    def settings(preset: str) -> dict[str, Any]:
+        chosen = dict(BANDIT[preset])
+        _override(chosen, "lr", lr, float)
+        _override(chosen, "iterations", iterations, int)
+        return chosen
+
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("bandpo_bandit", preset, arms, seeds, settings, pool)
 
 
 @task
@@ -220,9 +211,12 @@ def bandpo_rlvr(
         cpus_per_run: ray: CPUs each run declares and trains with.
 
     """
-    n = _check(preset, seeds, RLVR_SEEDS)
-    settings = dict(RLVR[preset])
-    _override(settings, "iterations", rl_iterations, int)
-    settings["eval_every"] = min(settings["eval_every"], settings["iterations"])
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    return _task("rlvr", preset, arms or ARMS[preset], n, settings, pool)
+
+    def settings(preset: str) -> dict[str, Any]:
+        chosen = dict(RLVR[preset])
+        _override(chosen, "iterations", rl_iterations, int)
+        chosen["eval_every"] = min(chosen["eval_every"], chosen["iterations"])
+        return chosen
+
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("bandpo_rlvr", preset, arms, seeds, settings, pool)

@@ -17,14 +17,14 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import checked_args, count, positive
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 SUITE = "causaldpo"
 FIXED_ARMS = ("sft", "dpo", "sdpo", "causaldpo-code", "causaldpo-oracle", "irm-oracle")
@@ -177,38 +177,33 @@ def causaldpo(
         cpus_per_run: ray: CPUs (torch threads) each run declares.
 
     """
-    if preset not in PRESETS:
-        raise _fail(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
-    n_seeds = PRESETS[preset]["seeds"] if seeds is None else int(seeds)
-    if n_seeds < 1:
-        raise _fail(f"seeds must be at least 1, got {seeds}")
-    lam_values = parse_lams(PRESETS[preset]["lams"] if lams is None else lams)
-    names = arm_names(arms, lam_values)
-    overrides = {"epochs": epochs, "sft_epochs": sft_epochs, "train": train, "test": test,
-                 "val": None if test is None else max(1, int(test) // 2)}  # fmt: skip
-    settings = settings_for(preset, envs=envs, beta=beta, negatives=negatives,
+
+    def names(preset: str) -> list[str]:
+        return arm_names(arms, parse_lams(PRESETS[preset]["lams"] if lams is None else lams))
+
+    def settings(preset: str) -> dict[str, Any]:
+        overrides = {"epochs": epochs, "sft_epochs": sft_epochs, "train": train, "test": test,
+                     "val": None if test is None else max(1, int(test) // 2)}  # fmt: skip
+        names(preset)  # a bad λ or arm fails before the settings
+        return settings_for(preset, envs=envs, beta=beta, negatives=negatives,
                             overrides=overrides)  # fmt: skip
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    samples = [
-        Sample(
-            id=f"{arm}-seed{seed}",
-            input=f"causaldpo: {arm} seed={seed}",
-            target="",
-            metadata={"arm": arm, "seed": seed, "settings": settings},
-        )
-        for seed in range(n_seeds)
-        for arm in names
-    ]
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=train_arm(pool),
-        scorer=ood_ndcg(),
-        metadata={
-            "harness_suite": SUITE,
-            "preset": preset,
-            "settings": settings,
-            "arms": names,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },  # fmt: skip
-    )
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        return [
+            Sample(
+                id=f"{arm}-seed{seed}",
+                input=f"causaldpo: {arm} seed={seed}",
+                target="",
+                metadata={"arm": arm, "seed": seed, "settings": settings},
+            )
+            for seed in range(n_seeds)
+            for arm in names(preset)
+        ]
+
+    return training_task(
+        f"{__name__}:causaldpo", preset=preset, presets=PRESETS, settings=settings,
+        samples=samples, solver=train_arm, scorer=ood_ndcg(), executor=executor, workers=workers,
+        cpus_per_run=cpus_per_run, seeds=seeds,
+        default_seeds={name: preset["seeds"] for name, preset in PRESETS.items()},
+        metadata=lambda preset: {"arms": names(preset), "reconstructed": RECONSTRUCTED},
+    )  # fmt: skip

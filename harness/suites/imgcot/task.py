@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -33,7 +33,7 @@ from harness.suites.arg_ranges import Range, checked_args, count
 from harness.suites.imgcot.problems import COT_LEN, STEP_LEN, STEPS
 from harness.suites.imgcot.render import Canvas, check_canvas
 from harness.suites.imgcot.runs import ARMS, RunSpec, run
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 SUITE = "imgcot"
 BASE: dict[str, Any] = dict(k=3, d_z=32, hidden=128, dec_hidden=256, lr=2e-3, batch=128,
@@ -164,39 +164,32 @@ def imgcot(
         font_size: Pillow's built-in font size in px.
 
     """
-    if preset not in PRESETS:
-        raise HarnessUsageError(f"{SUITE}: unknown preset {preset!r}; presets: "
-                                f"{', '.join(PRESETS)}")  # fmt: skip
-    n_seeds = SEEDS[preset] if seeds is None else int(seeds)
-    if n_seeds < 1:
-        raise HarnessUsageError(f"{SUITE}: seeds must be at least 1, got {seeds}")
-    chosen = parse_arms(arms)
-    settings = dict(PRESETS[preset])
-    overrides = dict(n_train=n_train, n_test=n_test, epochs=epochs, ae_epochs=ae_epochs, k=k,
-                     m=m, lam=lam, width=width, height=height, font_size=font_size)  # fmt: skip
-    settings.update({key: v for key, v in overrides.items() if v is not None})
-    check_settings(settings)
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    samples = [
-        Sample(
-            id=f"{arm}-seed{seed}",
-            input=f"imgcot: {arm} seed={seed}",
-            target="",
-            metadata={"arm": arm, "seed": seed, "settings": settings},
-        )  # fmt: skip
-        for seed in range(n_seeds)  # seed-major: a seed's shared stages are trained once
-        for arm in chosen
-    ]
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=train_arm(pool),
-        scorer=run_score(),
-        metadata={
-            "harness_suite": SUITE,
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-            "real_model": "not built: waits for the real-LLM issue",
-        },  # fmt: skip
-    )
+
+    def settings(preset: str) -> dict[str, Any]:
+        parse_arms(arms)  # an unknown arm fails before the settings
+        overrides = dict(n_train=n_train, n_test=n_test, epochs=epochs, ae_epochs=ae_epochs, k=k,
+                         m=m, lam=lam, width=width, height=height, font_size=font_size)  # fmt: skip
+        merged = {**PRESETS[preset], **{key: v for key, v in overrides.items() if v is not None}}
+        check_settings(merged)
+        return merged
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        chosen = parse_arms(arms)
+        return [
+            Sample(
+                id=f"{arm}-seed{seed}",
+                input=f"imgcot: {arm} seed={seed}",
+                target="",
+                metadata={"arm": arm, "seed": seed, "settings": settings},
+            )  # fmt: skip
+            for seed in range(n_seeds)  # seed-major: a seed's shared stages are trained once
+            for arm in chosen
+        ]
+
+    return training_task(
+        f"{__name__}:imgcot", preset=preset, presets=PRESETS, settings=settings, samples=samples,
+        solver=train_arm, scorer=run_score(), executor=executor, workers=workers,
+        cpus_per_run=cpus_per_run, seeds=seeds, default_seeds=SEEDS,
+        metadata={"reconstructed": RECONSTRUCTED,
+                  "real_model": "not built: waits for the real-LLM issue"},
+    )  # fmt: skip

@@ -20,14 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import checked_args, count
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 if TYPE_CHECKING:
     from harness.suites.k_parity.train import RunConfig
@@ -141,43 +141,48 @@ def k_parity(
             train on CPU, so they declare no GPU.
 
     """
-    if preset not in PRESETS:
-        raise HarnessUsageError(
-            f"k-parity: unknown preset '{preset}'; presets: quick, plateau, paper"
-        )
-    pool = training_pool("k-parity", executor, workers, cpus_per_run)
-    settings = dict(PRESETS[preset])
-    if max_steps is not None:
-        settings["max_steps"] = int(max_steps)
-    if n_train is not None:
-        settings["n_train"] = int(n_train)
-    arm_list = [a.strip() for a in (arms or PRESET_ARMS[preset]).split(",") if a.strip()]
-    n_seeds = seeds if seeds is not None else PRESET_SEEDS[preset]
-    for arm in arm_list:
-        arm_config(arm, 0, settings)  # an unknown arm fails here, before anything runs
-    # Runs expected to use the whole budget go to the worker pool first, so that the last run to
-    # finish is a short one (longest-first scheduling); the report orders arms itself.
-    expected_cost = {"md-uniform-inv-t": 0, "md-uniform": 1, "md-optimal": 2, "md-fixed": 3}
-    arm_list.sort(key=lambda arm: expected_cost.get(arm, len(expected_cost)))
-    samples = [
-        Sample(
-            id=f"{arm}-seed{seed}",
-            input=f"train {arm} with seed {seed}",
-            target="",
-            metadata={"arm": arm, "seed": seed, "settings": settings},
-        )
-        for arm in arm_list
-        for seed in range(n_seeds)
-    ]
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=train_parity(pool),
+
+    def settings(preset: str) -> dict[str, Any]:
+        chosen = dict(PRESETS[preset])
+        if max_steps is not None:
+            chosen["max_steps"] = int(max_steps)
+        if n_train is not None:
+            chosen["n_train"] = int(n_train)
+        return chosen
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        arm_list = [a.strip() for a in (arms or PRESET_ARMS[preset]).split(",") if a.strip()]
+        for arm in arm_list:
+            arm_config(arm, 0, settings)  # an unknown arm fails here, before anything runs
+        # Runs expected to use the whole budget go to the worker pool first, so that the last
+        # run to finish is a short one (longest-first scheduling); the report orders arms itself.
+        expected_cost = {"md-uniform-inv-t": 0, "md-uniform": 1, "md-optimal": 2, "md-fixed": 3}
+        arm_list.sort(key=lambda arm: expected_cost.get(arm, len(expected_cost)))
+        return [
+            Sample(
+                id=f"{arm}-seed{seed}",
+                input=f"train {arm} with seed {seed}",
+                target="",
+                metadata={"arm": arm, "seed": seed, "settings": settings},
+            )
+            for arm in arm_list
+            for seed in range(n_seeds)
+        ]
+
+    return training_task(
+        f"{__name__}:k_parity",
+        preset=preset,
+        presets=PRESETS,
+        settings=settings,
+        samples=samples,
+        solver=train_parity,
         scorer=final_test_accuracy(),
+        executor=executor,
+        workers=workers,
+        cpus_per_run=cpus_per_run,
+        seeds=seeds,
+        default_seeds=PRESET_SEEDS,
         metadata={
-            "harness_suite": "k-parity",
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
             "reconstructed": "model shape, presets and MD loss normalisation are ours "
             "(specs/k-parity.md §4-6); the paper's code was not available",
         },

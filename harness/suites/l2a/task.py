@@ -32,7 +32,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 from harness.errors import HarnessUsageError
 from harness.models.l2a.config import PRESETS, run_spec
 from harness.suites.arg_ranges import checked_args, count
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.catalog import suite_metadata
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 # harness.models.l2a.model.VARIANTS (tests/suites/test_l2a_recall.py checks); named here so that
 # importing the task (every inspect command does) does not import torch
@@ -139,40 +140,27 @@ def l2a_recall(
             train on CPU, so they declare no GPU.
 
     """
-    if preset not in PRESETS:
-        raise HarnessUsageError(
-            f"l2a-recall: unknown preset {preset!r}; presets: {', '.join(PRESETS)}"
-        )
-    if seeds < 1:
-        raise HarnessUsageError("l2a-recall: seeds must be at least 1")
-    pool = training_pool("l2a-recall", executor, workers, cpus_per_run)
-    settings = dict(PRESETS[preset])
-    if steps is not None:
-        if int(steps) < 1:
-            raise HarnessUsageError(f"l2a-recall: steps must be at least 1, got {steps!r}")
-        settings["steps"] = int(steps)
-    samples = [
-        Sample(
-            id=f"{variant}-lam{lam:g}-seed{seed}" if variant == "l2a" else f"{variant}-seed{seed}",
-            input=f"train {variant} lam'={lam:g} seed={seed}",
-            target="",
-            metadata={"variant": variant, "lam": lam, "seed": seed, "settings": settings},
-        )
-        for variant, lam in arms(variants, lams or PRESET_LAMS[preset])
-        for seed in range(seeds)
-    ]
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=train_recall(pool),
-        scorer=recall_accuracy(),
-        metadata={
-            "harness_suite": "l2a-recall",
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },  # fmt: skip
-    )
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        return [
+            Sample(
+                id=f"{variant}-lam{lam:g}-seed{seed}"
+                if variant == "l2a"
+                else f"{variant}-seed{seed}",
+                input=f"train {variant} lam'={lam:g} seed={seed}",
+                target="",
+                metadata={"variant": variant, "lam": lam, "seed": seed, "settings": settings},
+            )
+            for variant, lam in arms(variants, lams or PRESET_LAMS[preset])
+            for seed in range(n_seeds)
+        ]
+
+    return training_task(
+        f"{__name__}:l2a_recall", preset=preset, presets=PRESETS,
+        settings=lambda preset: dict(PRESETS[preset]), samples=samples, solver=train_recall,
+        scorer=recall_accuracy(), executor=executor, workers=workers, cpus_per_run=cpus_per_run,
+        seeds=seeds, counts={"steps": steps}, metadata={"reconstructed": RECONSTRUCTED},
+    )  # fmt: skip
 
 
 @scorer(metrics=[mean(), stderr()])
@@ -223,5 +211,5 @@ def l2a_queries(preset: str = "quick", n: int = 64, seed: int = 0) -> Task:
         dataset=MemoryDataset(samples),
         solver=generate(),
         scorer=values_recalled(),
-        metadata={"harness_suite": "l2a-queries", "preset": preset},
+        metadata={**suite_metadata(f"{__name__}:l2a_queries"), "preset": preset},
     )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -30,7 +30,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import checked_args, count
 from harness.suites.lokra.runs import FIT_TARGETS, RunSpec, run
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 FIT_PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(d=64, r=8, kr_side=8, steps=1500, lr=2e-2, eval_every=100),
@@ -99,56 +99,51 @@ def run_score() -> Scorer:
 
 
 def _task(
-    experiment: str,
+    function: str,
     preset: str,
     seeds: int,
     lams: str,
-    pool: TrainingPool,
     targets: list[str],
     overrides: dict[str, int | None],
+    pool: dict[str, Any],
 ) -> Task:
+    experiment = "fit" if function == "lokra_fit" else "transfer"
     presets = FIT_PRESETS if experiment == "fit" else TRANSFER_PRESETS
-    if preset not in presets:
-        raise HarnessUsageError(f"lokra: unknown preset {preset!r}; presets: quick, paper")
-    if seeds < 1:
-        raise HarnessUsageError("lokra: seeds must be at least 1")
-    settings = dict(presets[preset])
-    for key, value in overrides.items():
-        if value is not None:
-            if int(value) < 1:
-                raise HarnessUsageError(f"lokra: {key} must be at least 1, got {value!r}")
-            settings[key] = int(value)
-    samples = [
-        Sample(
-            id=f"{target}-{method}-lam{lam:g}-seed{seed}",
-            input=f"{experiment}: {method} lam={lam:g} seed={seed} target={target}",
-            target="",
-            metadata={
-                "experiment": experiment,
-                "method": method,
-                "lam": lam,
-                "seed": seed,
-                "target": target,
-                "settings": settings,
-            },
-        )  # fmt: skip
-        for target in targets
-        for method, lam in _arms(lams)
-        for seed in range(seeds)
-    ]
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=train_adapter(pool),
-        scorer=run_score(),
-        metadata={
-            "harness_suite": "lokra",
-            "experiment": experiment,
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },  # fmt: skip
-    )
+
+    def settings(preset: str) -> dict[str, Any]:
+        chosen = dict(presets[preset])
+        for key, value in overrides.items():
+            if value is not None:
+                if int(value) < 1:
+                    raise HarnessUsageError(f"lokra: {key} must be at least 1, got {value!r}")
+                chosen[key] = int(value)
+        return chosen
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        return [
+            Sample(
+                id=f"{target}-{method}-lam{lam:g}-seed{seed}",
+                input=f"{experiment}: {method} lam={lam:g} seed={seed} target={target}",
+                target="",
+                metadata={
+                    "experiment": experiment,
+                    "method": method,
+                    "lam": lam,
+                    "seed": seed,
+                    "target": target,
+                    "settings": settings,
+                },
+            )  # fmt: skip
+            for target in targets
+            for method, lam in _arms(lams)
+            for seed in range(n_seeds)
+        ]
+
+    return training_task(
+        f"{__name__}:{function}", preset=preset, presets=presets, settings=settings,
+        samples=samples, solver=train_adapter, scorer=run_score(), seeds=seeds, **pool,
+        metadata={"experiment": experiment, "reconstructed": RECONSTRUCTED},
+    )  # fmt: skip
 
 
 @task
@@ -177,8 +172,8 @@ def lokra_fit(
     bad = sorted(set(chosen) - set(FIT_TARGETS))
     if bad or not chosen:
         raise HarnessUsageError(f"lokra: unknown target {bad}; targets: {', '.join(FIT_TARGETS)}")
-    pool = training_pool("lokra", executor, workers, cpus_per_run)
-    return _task("fit", preset, seeds, lams, pool, chosen, {"steps": steps})
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("lokra_fit", preset, seeds, lams, chosen, {"steps": steps}, pool)
 
 
 @task
@@ -204,5 +199,5 @@ def lokra_transfer(
 
     """
     overrides = {"steps": steps, "pretrain_steps": pretrain_steps}
-    pool = training_pool("lokra", executor, workers, cpus_per_run)
-    return _task("transfer", preset, seeds, lams, pool, ["gmm"], overrides)
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("lokra_transfer", preset, seeds, lams, ["gmm"], overrides, pool)

@@ -37,6 +37,7 @@ from harness.errors import HarnessUsageError
 from harness.sandbox import BwrapConfig
 from harness.sandbox.doctor import require_sandbox
 from harness.suites.arg_ranges import checked_args, count, positive
+from harness.suites.catalog import suite_metadata
 from harness.suites.posttrainbench.agents import AGENTS
 from harness.suites.posttrainbench.benchmarks import BENCHMARKS
 
@@ -222,8 +223,9 @@ def posttrainbench(
         solver=post_train({**settings, "python": python.python, "bin_dir": python.bin_dir}),
         scorer=post_train_score(),
         sandbox=("bwrap", config),
-        metadata={"harness_suite": "posttrainbench", **settings, "benchmarks": bench_list,
-                  "agents": agent_list, "base_models": base_list, **needs},
+        metadata={**suite_metadata(f"{__name__}:posttrainbench"), **settings,
+                  "benchmarks": bench_list, "agents": agent_list, "base_models": base_list,
+                  **needs},
     )  # fmt: skip
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -32,7 +32,7 @@ from harness.suites.arg_ranges import checked_args, count
 from harness.suites.protokv.bank import budget_split
 from harness.suites.protokv.runs import RunSpec, run
 from harness.suites.protokv.world import WorldConfig
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(seeds=8, episodes=40, delays="0,4,8,16,32,64,128,256", frames_budget=8,
@@ -189,22 +189,16 @@ def protokv(
     overrides = dict(seeds=seeds, episodes=episodes, delays=delays, stream=stream,
                      frames_budget=frames_budget, modes=modes, max_prototypes=max_prototypes,
                      groups=groups, codes=codes)  # fmt: skip
-    settings = settings_for(preset, overrides)
-    pool = training_pool("protokv", executor, workers, cpus_per_run)
-    samples = [
-        Sample(id=f"seed{seed}", input=f"protokv streams, seed {seed}", target="",
-               metadata={"seed": seed, "settings": settings})
-        for seed in range(settings["seeds"])
-    ]  # fmt: skip
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=stream_policies(pool),
-        scorer=protokv_accuracy(),
-        metadata={
-            "harness_suite": "protokv",
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },  # fmt: skip
-    )
+    return training_task(
+        f"{__name__}:protokv", preset=preset, presets=PRESETS,
+        settings=lambda preset: settings_for(preset, overrides),
+        samples=lambda settings, n_seeds: [
+            Sample(id=f"seed{seed}", input=f"protokv streams, seed {seed}", target="",
+                   metadata={"seed": seed, "settings": settings})
+            for seed in range(n_seeds)
+        ],
+        solver=stream_policies, scorer=protokv_accuracy(), executor=executor, workers=workers,
+        cpus_per_run=cpus_per_run, seeds=seeds,
+        default_seeds={name: preset["seeds"] for name, preset in PRESETS.items()},
+        metadata={"reconstructed": RECONSTRUCTED},
+    )  # fmt: skip

@@ -16,10 +16,11 @@ each log's metadata (`reconstructed`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -34,14 +35,9 @@ from harness.suites.provenance.presets import (
     SEEDS,
     SWEEPS,
 )
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 SUITE = "provenance"
-
-
-def _preset(preset: str) -> None:
-    if preset not in PRESETS:
-        raise HarnessUsageError(f"{SUITE}: unknown preset '{preset}'; presets: quick, full")
 
 
 @solver
@@ -94,19 +90,19 @@ def provenance_score() -> Scorer:
     return score
 
 
-def _task(samples: list[Sample], pool: TrainingPool, preset: str, settings: dict) -> Task:
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=provenance_run(pool),
-        scorer=provenance_score(),
-        metadata={
-            "harness_suite": SUITE,
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },  # fmt: skip
-    )
+def _task(
+    function: str,
+    preset: str,
+    settings: Callable[[str], dict[str, Any]],
+    samples: Callable[[dict[str, Any], int], list[Sample]],
+    pool: dict[str, Any],
+    **seeds: Any,
+) -> Task:
+    return training_task(
+        f"{__name__}:{function}", preset=preset, presets=PRESETS, settings=settings,
+        samples=samples, solver=provenance_run, scorer=provenance_score(),
+        metadata={"reconstructed": RECONSTRUCTED}, **pool, **seeds,
+    )  # fmt: skip
 
 
 def _sample(sid: str, kind: str, params: dict[str, Any], settings: dict[str, Any]) -> Sample:
@@ -154,19 +150,24 @@ def provenance_detect(
         cpus_per_run: ray: CPUs each run declares.
 
     """
-    _preset(preset)
-    settings = dict(DETECT[preset])
-    if texts is not None:
-        if int(texts) < 10:
-            raise HarnessUsageError(f"{SUITE}: texts must be at least 10, got {texts}")
-        settings["texts"] = int(texts)
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    samples = [_sample("fpr", "fpr", {}, settings)] + [
-        _sample(f"kgw-g{g:g}-d{d:g}", "cell", {"gamma": g, "delta": d}, settings)
-        for g in settings["gammas"]
-        for d in settings["deltas"]
-    ]
-    return _task(samples, pool, preset, settings)
+
+    def settings(preset: str) -> dict[str, Any]:
+        chosen = dict(DETECT[preset])
+        if texts is not None:
+            if int(texts) < 10:
+                raise HarnessUsageError(f"{SUITE}: texts must be at least 10, got {texts}")
+            chosen["texts"] = int(texts)
+        return chosen
+
+    def samples(settings: dict[str, Any], _: int) -> list[Sample]:
+        return [_sample("fpr", "fpr", {}, settings)] + [
+            _sample(f"kgw-g{g:g}-d{d:g}", "cell", {"gamma": g, "delta": d}, settings)
+            for g in settings["gammas"]
+            for d in settings["deltas"]
+        ]
+
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("provenance_detect", preset, settings, samples, pool)
 
 
 @task
@@ -188,12 +189,16 @@ def provenance_select(
         cpus_per_run: ray: CPUs each run declares.
 
     """
-    _preset(preset)
-    settings = dict(DETECT[preset])
-    if texts is not None:
-        settings["texts"] = int(texts)
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    return _task([_sample("select", "select", {}, settings)], pool, preset, settings)
+
+    def settings(preset: str) -> dict[str, Any]:
+        chosen = dict(DETECT[preset])
+        if texts is not None:
+            chosen["texts"] = int(texts)
+        return chosen
+
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("provenance_select", preset, settings,
+                 lambda settings, _: [_sample("select", "select", {}, settings)], pool)  # fmt: skip
 
 
 @task
@@ -218,24 +223,24 @@ def provenance_distill(
         cpus_per_run: ray: CPUs each run declares.
 
     """
-    _preset(preset)
-    settings = dict(DISTILL[preset])
-    n_seeds = SEEDS[preset] if seeds is None else int(seeds)
-    if n_seeds < 1:
-        raise HarnessUsageError(f"{SUITE}: seeds must be at least 1, got {seeds}")
-    arch_list = [a.strip() for a in archs.split(",") if a.strip()]
-    unknown = [a for a in arch_list if a not in SWEEPS[preset]]
-    if unknown or not arch_list:
-        raise HarnessUsageError(f"{SUITE}: archs must be among transformer, gru; got {archs!r}")
-    pool = training_pool(SUITE, executor, workers, cpus_per_run)
-    runs = [(arch, method, strength, seed) for arch in arch_list
-            for method, strength in SWEEPS[preset][arch] for seed in range(n_seeds)]  # fmt: skip
-    # longest first: the control with the FPR sweeps, then ADFP (a proxy pass per step)
-    runs.sort(key=lambda r: (not (r[1] == "control" and r[0] == "transformer" and r[3] == 0),
-                             r[1] != "adfp"))  # fmt: skip
-    samples = [
-        _sample(f"{method}-{strength:g}-{arch}-seed{seed}", "distill",
-                {"method": method, "strength": strength, "seed": seed, "arch": arch}, settings)
-        for arch, method, strength, seed in runs
-    ]  # fmt: skip
-    return _task(samples, pool, preset, settings)
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        arch_list = [a.strip() for a in archs.split(",") if a.strip()]
+        unknown = [a for a in arch_list if a not in SWEEPS[preset]]
+        if unknown or not arch_list:
+            raise HarnessUsageError(f"{SUITE}: archs must be among transformer, gru; got {archs!r}")
+        runs = [(arch, method, strength, seed) for arch in arch_list
+                for method, strength in SWEEPS[preset][arch]
+                for seed in range(n_seeds)]  # fmt: skip
+        # longest first: the control with the FPR sweeps, then ADFP (a proxy pass per step)
+        runs.sort(key=lambda r: (not (r[1] == "control" and r[0] == "transformer" and r[3] == 0),
+                                 r[1] != "adfp"))  # fmt: skip
+        return [
+            _sample(f"{method}-{strength:g}-{arch}-seed{seed}", "distill",
+                    {"method": method, "strength": strength, "seed": seed, "arch": arch}, settings)
+            for arch, method, strength, seed in runs
+        ]  # fmt: skip
+
+    pool = dict(executor=executor, workers=workers, cpus_per_run=cpus_per_run)
+    return _task("provenance_distill", preset, lambda preset: dict(DISTILL[preset]), samples,
+                 pool, seeds=seeds, default_seeds=SEEDS)  # fmt: skip

@@ -57,6 +57,7 @@ from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment
 from harness.sandbox.doctor import require_sandbox
 from harness.sandbox.editor_tool import sandbox_text_editor
 from harness.suites.arg_ranges import checked_args, count
+from harness.suites.catalog import suite_metadata
 from harness.suites.swe_rebench.checkout import fresh_checkout, worktree_candidate
 from harness.suites.swe_rebench.repos import materialise
 from harness.suites.swe_rebench.runner import (
@@ -491,7 +492,7 @@ def swe_rebench(
         if sandbox == "bwrap"
         else None,
         metadata={
-            "harness_suite": "swe-rebench",
+            **suite_metadata(f"{__name__}:swe_rebench"),
             "criterion": criterion,
             "integrity": integrity,
             "solver": solver,

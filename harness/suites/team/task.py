@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -27,7 +27,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.errors import HarnessUsageError
 from harness.models.team.config import PRESETS, train_config
 from harness.suites.arg_ranges import checked_args, count
-from harness.suites.training_pool import TrainingPool, run_training, training_pool
+from harness.suites.training_pool import TrainingPool, run_training, training_task
 
 # harness.models.team.decode.VARIANTS's names, in its order (tests/suites/test_team.py checks);
 # named here so that importing the task (every inspect command does) does not import torch
@@ -164,41 +164,29 @@ def team(
     """
     from harness.models.team.tasks import eval_prompts
 
-    if preset not in PRESETS:
-        raise HarnessUsageError(f"team: unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
     chosen = [v.strip() for v in variants.split(",") if v.strip()]
-    bad = sorted(set(chosen) - set(VARIANTS))
-    if bad or not chosen:
-        raise HarnessUsageError(f"team: unknown variant {bad}; variants: {', '.join(VARIANTS)}")
-    if seeds < 1:
-        raise HarnessUsageError("team: seeds must be at least 1")
-    pool = training_pool("team", executor, workers, cpus_per_run)
-    settings = dict(PRESETS[preset])
-    for key, value in (("n_test", n_test), ("steps", steps)):
-        if value is not None:
-            if int(value) < 1:
-                raise HarnessUsageError(f"team: {key} must be at least 1, got {value!r}")
-            settings[key] = int(value)
-    samples = []
-    for seed in range(seeds):
-        for i, ex in enumerate(eval_prompts(seed, settings["n_test"])):
-            for variant in chosen:
-                samples.append(Sample(
-                    id=f"{variant}-seed{seed}-{i}", input=str(list(ex.prompt)),
-                    target=str(list(ex.answer)),
-                    metadata={"variant": variant, "seed": seed, "prompt_id": i,
-                              "task": ex.task, "prompt": list(ex.prompt),
-                              "answer": list(ex.answer), "settings": settings},
-                ))  # fmt: skip
-    return Task(
-        dataset=MemoryDataset(samples),
-        solver=decode_prompt(pool),
-        scorer=exact_match_ids(),
-        metadata={
-            "harness_suite": "team",
-            "preset": preset,
-            "settings": settings,
-            "training": pool.describe(),
-            "reconstructed": RECONSTRUCTED,
-        },  # fmt: skip
-    )
+
+    def settings(preset: str) -> dict[str, Any]:
+        bad = sorted(set(chosen) - set(VARIANTS))
+        if bad or not chosen:
+            raise HarnessUsageError(f"team: unknown variant {bad}; variants: {', '.join(VARIANTS)}")
+        return dict(PRESETS[preset])
+
+    def samples(settings: dict[str, Any], n_seeds: int) -> list[Sample]:
+        return [
+            Sample(id=f"{variant}-seed{seed}-{i}", input=str(list(ex.prompt)),
+                   target=str(list(ex.answer)),
+                   metadata={"variant": variant, "seed": seed, "prompt_id": i, "task": ex.task,
+                             "prompt": list(ex.prompt), "answer": list(ex.answer),
+                             "settings": settings})
+            for seed in range(n_seeds)
+            for i, ex in enumerate(eval_prompts(seed, settings["n_test"]))
+            for variant in chosen
+        ]  # fmt: skip
+
+    return training_task(
+        f"{__name__}:team", preset=preset, presets=PRESETS, settings=settings, samples=samples,
+        solver=decode_prompt, scorer=exact_match_ids(), executor=executor, workers=workers,
+        cpus_per_run=cpus_per_run, seeds=seeds, counts={"n_test": n_test, "steps": steps},
+        metadata={"reconstructed": RECONSTRUCTED},
+    )  # fmt: skip
