@@ -11,53 +11,23 @@ Where the suite's design nests items in clusters (`Design.cluster`, a sample met
 sample without it is a cluster of its own, as in the engine), the order is the clusters' in a
 seeded order with each cluster's items together in the dataset's order, and the family takes
 one observation per completed cluster. `--active` chooses items one at a time, which a
-clustered design cannot take: it is refused in one line naming the cluster.
+clustered design cannot take: `harness.eval.checks.check` refuses it in one line.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.board.family import cluster_visit
 from harness.board.live import LiveFamily, ModelStopper
 from harness.errors import HarnessUsageError
+from harness.eval.request import EvalRequest
+from harness.registry import register
 
 # The family-wise level of a live run's decisions (Bonferroni over its pairs); the same as the
 # engine's default alpha, so a decided run and a full run answer at one level.
 ALPHA = 0.05
-
-
-def check_decided(req: Any, n_models: int) -> None:
-    """One-line errors for settings `--until decided` cannot take."""
-    if req.until != "decided":
-        raise HarnessUsageError(f"--until takes 'decided', got {req.until!r}")
-    if not (math.isfinite(req.margin) and 0 <= req.margin < 1):
-        raise HarnessUsageError(f"--margin must be in [0, 1), got {req.margin}")
-    if req.budget is not None and req.budget < 1:
-        raise HarnessUsageError(f"--budget must be at least 1 item, got {req.budget}")
-    if req.epochs != 1:
-        raise HarnessUsageError("--until decided runs one epoch per item; leave out --epochs")
-    if getattr(req, "active", False):
-        if n_models != 1:
-            raise HarnessUsageError("--active adds one model to a board with history; give one "
-                                    f"--model (got {n_models})")  # fmt: skip
-        if not req.history:
-            raise HarnessUsageError("--active needs past logs of other models on this task: "
-                                    "give --history LOGDIR")  # fmt: skip
-    elif getattr(req, "history", ()):
-        raise HarnessUsageError("--history goes with --active")
-    width = req.width
-    if width is not None and not (math.isfinite(width) and 0 < width <= 1):
-        raise HarnessUsageError(f"--width must be in (0, 1], got {width}")
-    if n_models < 2 and width is None and not getattr(req, "active", False):
-        raise HarnessUsageError(
-            "--until decided with one model stops on its interval's width: give --width W, "
-            "or two or more --model to compare"
-        )
-    if n_models >= 2 and width is not None:
-        raise HarnessUsageError("--width is for one model; with several, pairs decide")
 
 
 def _content_hash(samples: Sequence[Any]) -> str:
@@ -67,15 +37,6 @@ def _content_hash(samples: Sequence[Any]) -> str:
     return whole_hash(sample_digests(samples))[:IDENTITY_DIGITS]
 
 
-def check_clustered(req: Any, cluster: str | None) -> None:
-    """One-line errors for what a design clustered by `cluster` cannot take."""
-    if cluster and getattr(req, "active", False):
-        raise HarnessUsageError(
-            f"--active chooses items one at a time, but this suite's items nest in clusters "
-            f"({cluster!r}), so its CSs would not hold; run --until decided without --active"
-        )
-
-
 def cluster_order(samples: Sequence[Any], cluster: str, seed: int) -> tuple[list[Any], list[str]]:
     """The samples cluster by cluster (clusters in a seeded order), and each one's cluster."""
     labels = [str((s.metadata or {}).get(cluster, s.id)) for s in samples]
@@ -83,7 +44,7 @@ def cluster_order(samples: Sequence[Any], cluster: str, seed: int) -> tuple[list
     return [samples[i] for i in visit], [labels[i] for i in visit]
 
 
-def _clustered_budget(req: Any, labels: Sequence[str], cluster: str) -> None:
+def _clustered_budget(req: EvalRequest, labels: Sequence[str], cluster: str) -> None:
     """The budget must hold the first cluster of the order, or nothing could be asked."""
     first = next((i for i, c in enumerate(labels) if c != labels[0]), len(labels))
     if req.budget is not None and req.budget < first:
@@ -93,7 +54,7 @@ def _clustered_budget(req: Any, labels: Sequence[str], cluster: str) -> None:
 
 
 def decided_tasks(
-    fresh: Callable[[], list[Any]], models: Sequence[Any], req: Any, *,
+    fresh: Callable[[], list[Any]], models: Sequence[Any], req: EvalRequest, *,
     cluster: str | None = None,
 ) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
     """One task per (task, model), with stoppers; and the eval metadata to record.
@@ -102,8 +63,6 @@ def decided_tasks(
     """
     from inspect_ai import task_with
 
-    check_decided(req, len(models))
-    check_clustered(req, cluster)
     if req.active:
         return _active_tasks(fresh, models[0], req)
     per_model = [fresh() for _ in models]
@@ -148,7 +107,7 @@ def decided_tasks(
 
 
 def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
-                  req: Any) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
+                  req: EvalRequest) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
     """One task per suite task for the added model, each with an `ActiveStopper`."""
     from inspect_ai import task_with
 
@@ -200,3 +159,6 @@ def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
         "harness_data_hash": hashes,
     }  # fmt: skip
     return out, meta
+
+
+register("until", "decided", decided_tasks)

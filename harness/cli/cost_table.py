@@ -1,9 +1,7 @@
-"""`harness eval`'s second table: each log's cost and latency per unit, with intervals.
+"""Print `harness eval`'s second table: each log's cost and latency per unit, with intervals.
 
-The terminal shows only the columns that hold a number for some model: a column that no model
-has (reasoning tokens, dollars without a price, time to first token inspect's providers do not
-report) becomes one line below the table saying why, so the table fits a terminal or a CI log.
-Models are shown by the summary table's short labels. `harness report` keeps the full table.
+Which columns show, and why the others do not, is `harness.eval.summary.split_columns`; models
+are shown by the summary table's short labels. `harness report` keeps the full table.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ from harness.terminal import printable
 def print_costs(records: Sequence[Any], console: Console | None = None,
                 names: Mapping[str, str] | None = None) -> None:  # fmt: skip
     """One line per log: tokens, dollars (or why unknown), $ per correct, working seconds."""
-    from harness.cli.summary_table import short_labels
+    from harness.eval.summary import short_labels, split_columns
     from harness.report.cost import TOKEN_KINDS, cost_row, money
 
     if not records:
@@ -43,14 +41,7 @@ def print_costs(records: Sequence[Any], console: Console | None = None,
         ("working s", lambda r: r.seconds, seconds),
         ("first token s", lambda r: r.ttft, seconds),
     ]
-    shown, missing = [], []
-    for name, get, fmt in columns:
-        values = [get(r) for r in rows]
-        if all(math.isnan(v.estimate) for v in values):
-            reasons = sorted({v.method for v in values})
-            missing.append(f"{name}: {'; '.join(reasons)}")
-        else:
-            shown.append((name, get, fmt))
+    shown, missing = split_columns(columns, rows)
     labels = short_labels([r.model for r in rows], names)
     table = Table(title=f"cost and latency per {unit} (95% intervals over {unit}s: t on the log "
                   "scale of the mean, never below 0)", title_justify="left")  # fmt: skip

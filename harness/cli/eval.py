@@ -1,10 +1,16 @@
-"""`harness eval`: run a suite on models and print each score with its interval."""
+"""`harness eval`: run a suite on models and print each score with its interval.
+
+Parse the flags into a `harness.eval.EvalRequest`, run it (`harness.eval.run`), print. A
+subcommand that returns a `harness.role_eval.RoleEval` (a suite's own command) has it run here
+too, by `harness.eval.run_roles`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
+from typing import Any
 
 import click
 
@@ -128,9 +134,9 @@ def eval_command(
     max_work: float | None,
 ) -> None:
     """Run a suite on one or more models and print each score with its 95% interval."""
-    from harness.cli.kv_args import parse_kv
-    from harness.cli.run import EvalRequest, run_eval_records
     from harness.cli.summary_table import print_headless, print_rows
+    from harness.eval import EvalRequest, run
+    from harness.kv_args import parse_kv
 
     if model_names and (len(model_names) != len(models) or len(set(model_names)) != len(models)
                         or not all(n.strip() for n in model_names)):  # fmt: skip
@@ -139,14 +145,6 @@ def eval_command(
         raise HarnessUsageError(
             f"--model-name takes one distinct, non-empty name per --model: got "
             f"{len(model_names)} name(s) for {len(models)} model(s)"
-        )
-    if until is None and (budget is not None or order_seed or margin != 0.05 or width is not None
-                          or active or history):  # fmt: skip
-        from harness.errors import HarnessUsageError
-
-        raise HarnessUsageError(
-            "--margin, --budget, --width, --order-seed, --active and --history go with --until "
-            "decided"
         )
     request = EvalRequest(
         suite=suite,
@@ -176,7 +174,7 @@ def eval_command(
     )
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
-        ok, rows, records = run_eval_records(request)
+        ok, rows, records = run(request)
     from harness.compare.scores import headline_rows
 
     rows = headline_rows(rows, records)  # a suite whose result is a table: none, a pointer
@@ -203,3 +201,17 @@ def eval_command(
             "harness: some tasks did not finish; re-run the same command to finish them", err=True
         )
         sys.exit(1)
+
+
+@main.result_callback()
+@exit_on_usage_error
+def run_returned(value: Any) -> None:
+    """Run what a subcommand returned as a `RoleEval`, and print what its `finish` says."""
+    if value is None:
+        return
+    from harness.role_eval import RoleEval
+
+    if isinstance(value, RoleEval):
+        from harness.eval import run_roles
+
+        click.echo(value.finish(run_roles(value)))

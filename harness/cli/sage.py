@@ -82,7 +82,7 @@ def score(
     as_json: bool,
 ) -> None:
     """Score every annotation; print AUROC with its DeLong interval when labels are present."""
-    from harness.cli.kv_args import parse_kv
+    from harness.kv_args import parse_kv
     from harness.sage.retrieval import HashingEmbedder, SentenceEmbedder
     from harness.sage.scoring import (
         check_k,
@@ -95,7 +95,7 @@ def score(
 
     out = _output_file(output, force) if output is not None else None
     if judge:  # a judge that cannot start is named before any work
-        from harness.cli.run import build_models
+        from harness.eval import build_models
 
         build_models((judge,), parse_kv(model_args, "-M"), None)
     items = read_items(data_path)

@@ -68,7 +68,7 @@ def msc(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from harness.cli.kv_args import parse_kv
+    from harness.kv_args import parse_kv
     from harness.suco.calibrator import load_calibrator
     from harness.suco.mft import mft_row
     from harness.suco.msc_log import msc_rows, render_table, summarize, summary_json

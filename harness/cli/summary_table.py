@@ -1,46 +1,18 @@
-"""Render `harness eval` summary rows as a terminal table.
-
-Models are shown by short labels, so that a table piped to a file or a CI log still tells them
-apart: the name given with `--model-name`, or else the shortest run of trailing path segments of
-the spec that no other model's spec ends with (`replay//home/me/runs/r_1` and `.../r_2` become
-`r_1` and `r_2`). The full specs are printed once, below the table.
-"""
+"""Print `harness eval` summary rows as a terminal table (labels: `harness.eval.summary`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from harness.cli.run import SummaryRow
+from harness.eval.summary import headless, short_labels
 from harness.terminal import printable
 
-
-def short_labels(specs: Sequence[str], names: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Per model spec, a short label unique among `specs` (`names` overrides, by spec)."""
-    names = dict(names or {})
-    unique = list(dict.fromkeys(specs))
-    parts = {s: [p for p in s.split("/") if p] or [s] for s in unique}
-    labels: dict[str, str] = {}
-    for spec in unique:
-        if spec in names:
-            labels[spec] = names[spec]
-            continue
-        segs = parts[spec]
-        for k in range(1, len(segs) + 1):
-            tail = segs[-k:]
-            if not any(o != spec and parts[o][-k:] == tail for o in unique):
-                labels[spec] = "/".join(tail)
-                break
-        else:
-            labels[spec] = spec
-    taken = [v for v in labels.values()]
-    for spec, label in labels.items():  # a label equal to another's (a name given twice): spec
-        if taken.count(label) > 1:
-            labels[spec] = spec
-    return labels
+if TYPE_CHECKING:
+    from harness.compare.scores import SummaryRow
 
 
 def _number(x: float) -> str:
@@ -51,17 +23,16 @@ def _number(x: float) -> str:
 def print_headless(records: Sequence[Any], console: Console | None = None) -> None:
     """One line per log whose suite declares no headline metric: where its result is."""
     out = console or Console(width=max(100, Console().width))
-    for record in records:
-        if record.design.headline == ():
-            suite, task, model, path = (
-                printable(x) for x in (record.suite, record.task, record.model, record.path)
-            )
-            out.print(
-                f"{suite} {task} ({model}): the result is a table, not one score: "
-                f"`harness report {path}` gives the {suite} section",
-                highlight=False,
-                soft_wrap=True,
-            )
+    for record in headless(records):
+        suite, task, model, path = (
+            printable(x) for x in (record.suite, record.task, record.model, record.path)
+        )
+        out.print(
+            f"{suite} {task} ({model}): the result is a table, not one score: "
+            f"`harness report {path}` gives the {suite} section",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def print_rows(

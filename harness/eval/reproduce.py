@@ -31,6 +31,7 @@ from harness.errors import HarnessUsageError
 from harness.eval.drift import DRIFTS, SHOWN, FieldDrift, compare_manifests
 from harness.eval.manifest import Manifest, manifest_of
 from harness.eval.reproduce_plan import MAX_WAIT, Consent, Plan, plan_of
+from harness.eval.request import EvalRequest
 
 __all__ = [
     "DRIFTS", "MAX_WAIT", "SHOWN", "Consent", "FieldDrift", "Plan", "Reproduction",
@@ -113,10 +114,11 @@ def no_manifest_message(path: str, record: Any) -> str:
 def load(path: str) -> tuple[Any, Manifest]:
     """The log's record and manifest, or a usage error that says why not."""
     from harness.logs import BadLog, read_log
+    from harness.suites.catalog import catalog_design
 
     if not Path(path).exists():
         raise HarnessUsageError(f"{path}: no such log")
-    record = read_log(path)
+    record = read_log(path, catalog_design)
     if isinstance(record, BadLog):
         raise HarnessUsageError(f"{path}: cannot be used ({record.reason})")
     manifest = manifest_of(record)
@@ -125,16 +127,16 @@ def load(path: str) -> tuple[Any, Manifest]:
     return record, manifest
 
 
-def request_for(path: str, limit: int | None, log_dir: str) -> Any:
+def request_for(path: str, limit: int | None, log_dir: str) -> EvalRequest:
     """The `EvalRequest` that runs the log's configuration again."""
     from inspect_ai.log import read_eval_log
 
-    from harness.cli.run import EvalRequest
+    from harness.logs import SUITE_KEY
 
     spec = read_eval_log(path, header_only=True).eval
-    suite = (spec.metadata or {}).get("harness_suite")
+    suite = (spec.metadata or {}).get(SUITE_KEY)
     if not suite:
-        raise HarnessUsageError(f"{path}: not written by `harness eval` (no harness_suite)")
+        raise HarnessUsageError(f"{path}: not written by `harness eval` (no {SUITE_KEY})")
     task_args = dict(spec.task_args or {})
     data_dir = task_args.pop("data_dir", None)
     model_args = dict(spec.model_args or {})
@@ -171,7 +173,7 @@ def fresh_log_dir(path: str, log_dir: str | None) -> str:
     return log_dir
 
 
-def plan(path: str, req: Any, old: Manifest, consent: Consent) -> Plan:
+def plan(path: str, req: EvalRequest, old: Manifest, consent: Consent) -> Plan:
     """What the request will run, read before it runs (see `harness.eval.reproduce_plan`)."""
     from inspect_ai.log import read_eval_log
 
@@ -189,7 +191,7 @@ def refuse(steps: Plan) -> None:
 
 
 def prepare(path: str, limit: int | None, log_dir: str | None,
-            consent: Consent) -> tuple[Any, Manifest, Any, Plan]:  # fmt: skip
+            consent: Consent) -> tuple[Any, Manifest, EvalRequest, Plan]:  # fmt: skip
     """The log's record and manifest, the request that runs it again, and its plan."""
     if limit is not None and limit < 1:
         raise HarnessUsageError(f"--limit must be at least 1, got {limit}")
@@ -201,11 +203,11 @@ def prepare(path: str, limit: int | None, log_dir: str | None,
     return record, old, req, plan(path, req, old, consent)
 
 
-def run_again(path: str, record: Any, req: Any) -> tuple[Any, list[Any]]:
+def run_again(path: str, record: Any, req: EvalRequest) -> tuple[Any, list[Any]]:
     """Run the request; the new log's record and the summary rows, or a usage error."""
-    from harness.cli.run import run_eval_records
+    from harness.eval.runner import run
 
-    ok, rows, records = run_eval_records(req)
+    ok, rows, records = run(req)
     mine = [r for r in records if r.task == record.task]
     if not ok or not mine:
         raise HarnessUsageError(f"the new run of {path} did not finish; see {req.log_dir}")

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessUsageError
+from harness.eval.request import EvalRequest
 from harness.terminal import printable
 
 MAX_DEPTH = 32  # levels of lists and dicts inside an argument walked for endpoints and paths
@@ -259,7 +260,7 @@ def _seconds(args: Mapping[str, Any], calls: int, connections: int | None) -> fl
     return max(delays) * math.ceil(calls / at_once)
 
 
-def plan_of(req: Any, spec: Any, n_data: int | None, consent: Consent,
+def plan_of(req: EvalRequest, spec: Any, n_data: int | None, consent: Consent,
             env: Mapping[str, str] | None = None) -> Plan:  # fmt: skip
     """The plan of the `EvalRequest` made of a log whose `EvalSpec` is `spec`.
 

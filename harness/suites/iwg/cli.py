@@ -1,7 +1,8 @@
 """`harness iwg generate` and `harness iwg synthesize`: make IWG instances.
 
 The catalog names this group (`Suite.commands`); `harness` loads it on first use. Heavy imports
-happen inside the commands.
+happen inside the commands. `synthesize` builds no model: it returns a `RoleEval` (the task and
+each role's model spec), which the CLI runs as `harness eval` builds models.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 import click
 
 from harness.errors import HarnessUsageError, exit_on_usage_error
+from harness.role_eval import ModelRole, RoleEval
 
 ROLES = ("scout", "wrapper", "committee")
 
@@ -40,7 +42,7 @@ def generate_command(n: int, seed: int, out: str) -> None:
 
 
 def _role_args(items: tuple[str, ...]) -> dict[str, dict]:
-    from harness.cli.kv_args import parse_kv
+    from harness.kv_args import parse_kv
 
     out: dict[str, dict] = {r: {} for r in ROLES}
     for item in items:
@@ -74,11 +76,8 @@ def synthesize_command(
     model_args: tuple[str, ...],
     log_dir: str | None,
     display: str | None,
-) -> None:
+) -> RoleEval:
     """Synthesise instances from seeds: Scout, Wrapper and committee, as one inspect eval."""
-    from inspect_ai import eval as inspect_eval
-
-    from harness.cli.run import build_models
     from harness.paths import writable_dir
     from harness.suites.iwg.synthesis import iwg_synthesis, write_outputs
 
@@ -90,23 +89,13 @@ def synthesize_command(
     logs = writable_dir(log_dir or Path(folder) / "logs", "--log-dir")
     task = iwg_synthesis(seeds=str(Path(seeds).resolve()), committee=len(members))
     roles = {
-        "scout": build_models((scout,), args["scout"], None)[0],
-        "wrapper": build_models((wrapper,), args["wrapper"], None)[0],
+        "scout": ModelRole(scout, args["scout"]),
+        "wrapper": ModelRole(wrapper, args["wrapper"]),
     }
     for k, spec in enumerate(members, 1):
-        roles[f"committee_{k}"] = build_models((spec,), args["committee"], None)[0]
-    (log,) = inspect_eval(
-        task,
-        model=roles["scout"],
-        model_roles=roles,
-        log_dir=str(logs),
-        score_on_error=True,
-        fail_on_error=False,
-        display=display,
-        max_connections=8,  # type: ignore[arg-type]
-    )
-    if log.status != "success" or not log.location:
-        message = log.error.message.splitlines()[0] if log.error else log.status
-        raise HarnessUsageError(f"the synthesis eval did not finish ({message}); see {logs}")
-    result = write_outputs(log.location, Path(folder))
-    click.echo(result.summary())
+        roles[f"committee_{k}"] = ModelRole(spec, args["committee"])
+
+    def finish(location: str) -> str:
+        return write_outputs(location, Path(folder)).summary()
+
+    return RoleEval("synthesis", task, roles, str(logs), finish, display=display)

@@ -1,6 +1,6 @@
 """Convert `-T` and `-M` values to the types the task's or the provider's signature declares.
 
-`harness.cli.kv_args` reads each value as JSON where it can; here it is checked against the
+`harness.kv_args` reads each value as JSON where it can; here it is checked against the
 parameter's annotation: int, float, bool, str, `Literal[...]`, `X | None` and `list[X]` (a list
 may be written `a,b,c`). A value that does not convert is a usage error naming the flag, the key,
 the value, the type wanted and, for a `Literal`, the valid choices. Parameters without an
@@ -15,8 +15,8 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from harness.cli.kv_args import parse_value
 from harness.errors import HarnessUsageError
+from harness.kv_args import parse_value
 from harness.outside_numbers import check_number
 
 TRUE_WORDS = {"true", "yes", "1", "on"}

@@ -1,5 +1,7 @@
 """Checks `harness eval` makes before inspect runs anything, each a one-line usage error.
 
+- `check(request, suite)`: every setting of the request, `--until` and its companions included,
+  checked once, before a task or a model is built.
 - A model whose provider cannot start (no API key, a package missing, no network) is named
   with what is missing, instead of inspect's or the client library's traceback.
 - The same model twice, or more samples x epochs than a run can hold in memory.
@@ -10,16 +12,105 @@
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessUsageError
+
+if TYPE_CHECKING:
+    from harness.eval.request import EvalRequest
+    from harness.suites.catalog import Suite
 
 MAX_SAMPLE_EPOCHS = 10_000_000  # samples x epochs of one task: inspect holds each in memory
 _MARKUP = re.compile(r"\[/?(?:bold|blue|red|green|yellow|italic|dim)\]")
 _ENV_NAME = re.compile(r"\b[A-Z][A-Z0-9_]*_(?:API_KEY|TOKEN|BASE_URL)\b")
+
+
+def model_specs(request: EvalRequest, suite: Suite) -> tuple[str, ...]:
+    """The models to run: those asked for, else the suite's default; none is a usage error."""
+    specs = request.models or ((suite.default_model,) if suite.default_model else ())
+    if not specs:
+        raise HarnessUsageError(f"suite '{suite.name}' needs --model, for example local/tiny-arith")
+    return specs
+
+
+def check(request: EvalRequest, suite: Suite) -> None:
+    """Every setting of `request` that `suite` cannot take, as one line; `--until` included."""
+    _check_counts(request)
+    specs = model_specs(request, suite)
+    if request.until is None:
+        if (request.budget is not None or request.order_seed or request.margin != 0.05
+                or request.width is not None or request.active or request.history):  # fmt: skip
+            raise HarnessUsageError(
+                "--margin, --budget, --width, --order-seed, --active and --history go with "
+                "--until decided"
+            )
+        return
+    _check_until(request, len(specs))
+    if suite.design.score == "unbounded":
+        raise HarnessUsageError(
+            f"--until decided needs scores in [0, 1]; suite '{suite.name}' declares "
+            "unbounded scores"
+        )
+    if suite.design.cluster and request.active:
+        raise HarnessUsageError(
+            f"--active chooses items one at a time, but this suite's items nest in clusters "
+            f"({suite.design.cluster!r}), so its CSs would not hold; run --until decided "
+            "without --active"
+        )
+
+
+def _check_counts(request: EvalRequest) -> None:
+    """Epochs, limit, retries, timeouts and connections: each at least its smallest value."""
+    if request.epochs < 1:
+        raise HarnessUsageError(f"--epochs must be at least 1, got {request.epochs}")
+    if request.limit is not None and request.limit < 1:
+        raise HarnessUsageError(f"--limit must be at least 1, got {request.limit}")
+    if request.max_retries is not None and request.max_retries < 0:
+        raise HarnessUsageError(f"--max-retries must be at least 0, got {request.max_retries}")
+    for flag, value in (
+        ("--timeout", request.timeout),
+        ("--attempt-timeout", request.attempt_timeout),
+        ("--max-connections", request.max_connections),
+    ):
+        if value is not None and value < 1:
+            raise HarnessUsageError(f"{flag} must be at least 1, got {value}")
+
+
+def _check_until(request: EvalRequest, n_models: int) -> None:
+    """One-line errors for settings `--until decided` cannot take."""
+    from harness import registry
+
+    if request.until not in registry.names("until"):
+        raise HarnessUsageError(f"--until takes 'decided', got {request.until!r}")
+    if not (math.isfinite(request.margin) and 0 <= request.margin < 1):
+        raise HarnessUsageError(f"--margin must be in [0, 1), got {request.margin}")
+    if request.budget is not None and request.budget < 1:
+        raise HarnessUsageError(f"--budget must be at least 1 item, got {request.budget}")
+    if request.epochs != 1:
+        raise HarnessUsageError("--until decided runs one epoch per item; leave out --epochs")
+    if request.active:
+        if n_models != 1:
+            raise HarnessUsageError("--active adds one model to a board with history; give one "
+                                    f"--model (got {n_models})")  # fmt: skip
+        if not request.history:
+            raise HarnessUsageError("--active needs past logs of other models on this task: "
+                                    "give --history LOGDIR")  # fmt: skip
+    elif request.history:
+        raise HarnessUsageError("--history goes with --active")
+    width = request.width
+    if width is not None and not (math.isfinite(width) and 0 < width <= 1):
+        raise HarnessUsageError(f"--width must be in (0, 1], got {width}")
+    if n_models < 2 and width is None and not request.active:
+        raise HarnessUsageError(
+            "--until decided with one model stops on its interval's width: give --width W, "
+            "or two or more --model to compare"
+        )
+    if n_models >= 2 and width is not None:
+        raise HarnessUsageError("--width is for one model; with several, pairs decide")
 
 
 def one_line(text: str, limit: int = 300) -> str:
@@ -154,3 +245,44 @@ def set_aside_unreadable_logs(log_dir: str) -> list[Path]:
         moved.append(target)
         print(f"harness: set aside {path} as {target.name} ({reason})", file=sys.stderr)
     return moved
+
+
+def check_model_needed(tasks: list[Any], specs: tuple[str, ...]) -> None:
+    """A task whose metadata says `harness_needs_model` (why) is not run on `none/none`."""
+    for task in tasks:
+        why = (task.metadata or {}).get("harness_needs_model")
+        if why and "none/none" in specs:
+            raise HarnessUsageError(
+                f"{why}, and the model is none/none; give one with --model, for example "
+                "openai/gpt-4o-mini"
+            )
+
+
+def check_replay_ids(models: list[Any], tasks: list[Any], limit: int | None) -> None:
+    """Recorded outputs against each task's sample ids, before anything runs.
+
+    None matching in any task is a usage error showing the ids each side has; a partial match
+    is said on stderr as a count (samples without an output will error and count as wrong).
+    """
+    for model in models:
+        recorded = getattr(model.api, "recorded", None)
+        if recorded is None:
+            continue
+        counts = []
+        for task in tasks:
+            ids = [str(s.id) for s in list(task.dataset)[:limit]]
+            counts.append((task.name, ids, sum(1 for i in ids if i in recorded.by_id)))
+        if not any(found for _, _, found in counts):
+            theirs = ", ".join(list(recorded.by_id)[:3])
+            ours = "; ".join(f"'{name}': {', '.join(ids[:3])}" for name, ids, _ in counts)
+            raise HarnessUsageError(
+                f"{recorded.source}: none of its ids ({theirs}, ...) is a sample id of the "
+                f'suite\'s tasks, whose ids are like {ours}; write those in the "id" field'
+            )
+        for name, ids, found in counts:
+            if found < len(ids):
+                print(
+                    f"harness: {recorded.source}: {found} of {len(ids)} samples of '{name}' "
+                    f"have an output; the other {len(ids) - found} will error",
+                    file=sys.stderr,
+                )
