@@ -70,7 +70,7 @@ REGIMES = {
 def measure(regime: Regime, batch_size: int, skip_hf: bool, work: Path) -> None:
     from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
 
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
     from harness.models.batch_generate import GenRequest, generate_batch
     from harness.models.local import render_prompt
     from harness.suites.arith.task import arith
@@ -95,7 +95,7 @@ def measure(regime: Regime, batch_size: int, skip_hf: bool, work: Path) -> None:
         if n is None:  # pay one-time costs (imports, model load) outside the timing
             through_harness(spec, model_args, sub + "-warm", n=batch_size)
         start = time.perf_counter()
-        ok, rows = run_eval(
+        ok, rows, _ = run(
             EvalRequest(
                 suite="arith",
                 models=(spec,),

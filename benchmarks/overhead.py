@@ -1,7 +1,7 @@
 """What `harness eval` costs over a bare `inspect eval` of the same task, in one process.
 
 Both run the `arith` suite's task with 300 samples on `scripted/` (an instant model, so the
-time is the engine's own): once through `harness eval` (`harness.cli.run.run_eval`: `eval_set`,
+time is the engine's own): once through `harness eval` (`harness.eval.run`: `eval_set`,
 the model checks, the summary read back from the log) and once through inspect's `eval()` as
 `inspect eval harness/arith --model scripted/bench -T n=300` runs it. Each side runs `--repeats`
 times, alternating, each in a fresh log folder, after one untimed warm-up of each. The result
@@ -23,7 +23,7 @@ CONNECTIONS = 32  # scripted/'s default; both sides run this many samples at onc
 
 
 def run_harness(n: int, log_dir: Path) -> None:
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
 
     request = EvalRequest(
         suite="arith",
@@ -33,7 +33,7 @@ def run_harness(n: int, log_dir: Path) -> None:
         log_dir=str(log_dir),
         display="none",
     )
-    ok, rows = run_eval(request)
+    ok, rows, _ = run(request)
     assert ok and rows[0].n == n, rows
 
 

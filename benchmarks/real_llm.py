@@ -66,7 +66,7 @@ def main() -> None:
     from inspect_ai.log import read_eval_log
     from inspect_ai.model import ChatMessageUser, get_model
 
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
     from harness.models.local import render_prompt
     from harness.suites.arith.task import arith
 
@@ -91,7 +91,7 @@ def main() -> None:
         if not n:  # pay one-time costs (inspect's eval machinery, a model load) outside the timing
             through_harness(spec, model_args, sub + "-warm", n=args.batch_size)
         start = time.perf_counter()
-        ok, rows = run_eval(
+        ok, rows, _ = run(
             EvalRequest(
                 suite="arith", models=(spec,), task_args={**task_args, "n": n or args.n},
                 model_args=model_args, log_dir=str(work / sub), display="none",

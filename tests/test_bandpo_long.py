@@ -16,9 +16,9 @@ pytestmark = pytest.mark.long
 
 @pytest.fixture(scope="module")
 def quick_logs(tmp_path_factory):
-    from harness.cli.run import EvalRequest, run_eval  # the CLI is not under test
+    from harness.eval import EvalRequest, run  # the CLI is not under test
 
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(suite="bandpo", models=(), task_args={"workers": 2},
                     log_dir=str(tmp_path_factory.mktemp("bandpo") / "logs"), display="none")
     )  # fmt: skip

@@ -209,7 +209,7 @@ def test_export_reads_unit_means_of_one_group(
 @pytest.mark.slow
 def test_export_from_logs_round_trips_into_replay(tmp_path: Path) -> None:
     """Two replayed models on arith (a real eval, about 15 s): export, check, replay."""
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
     from harness.suites.arith.task import arith
 
     samples = list(arith(n=30, difficulty=1).dataset)
@@ -222,7 +222,7 @@ def test_export_from_logs_round_trips_into_replay(tmp_path: Path) -> None:
         specs.append(f"replay/{path}")
         expected[name] = {str(s.id): float(keep(i)) for i, s in enumerate(samples)}
     log_dir = tmp_path / "logs"
-    ok, _ = run_eval(EvalRequest(suite="arith", models=tuple(specs), task_args={"n": 30,
+    ok, _, _ = run(EvalRequest(suite="arith", models=tuple(specs), task_args={"n": 30,
                      "difficulty": 1}, log_dir=str(log_dir), display="none"))  # fmt: skip
     assert ok
     out = tmp_path / "board.csv"

@@ -167,10 +167,10 @@ def clustered_arith(monkeypatch):
     """`arith` declared as clustered by `grp`: 20 clusters of 10 items (id modulo 20)."""
     import dataclasses
 
-    import harness.cli.run as run
+    import harness.eval.runner as runner
     from harness.stats.design import Design
 
-    get_suite, build_tasks = run.get_suite, run.build_tasks
+    get_suite, build_tasks = runner.get_suite, runner.build_tasks
 
     def suite(name):
         return dataclasses.replace(get_suite(name), design=Design("item", "binary", cluster="grp"))
@@ -182,8 +182,8 @@ def clustered_arith(monkeypatch):
                 s.metadata = {**(s.metadata or {}), "grp": f"g{int(str(s.id).split('-')[1]) % 20}"}
         return out
 
-    monkeypatch.setattr(run, "get_suite", suite)
-    monkeypatch.setattr(run, "build_tasks", tasks)
+    monkeypatch.setattr(runner, "get_suite", suite)
+    monkeypatch.setattr(runner, "build_tasks", tasks)
 
 
 def _eval(*args: str):

@@ -167,8 +167,8 @@ def test_every_careless_input_is_one_line_and_exit_2(tmp_path, data_dir):
 
 @pytest.mark.parametrize("flag", ["-T", "-M"])
 def test_the_malformed_flag_hint_is_an_argument_the_suite_takes(flag):
-    from harness.cli.kv_args import parse_kv
     from harness.errors import HarnessUsageError
+    from harness.kv_args import parse_kv
 
     with pytest.raises(HarnessUsageError) as ex:
         parse_kv(["n"], flag)

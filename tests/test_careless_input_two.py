@@ -254,11 +254,11 @@ def run_forked(cases: list[dict], tmp: Path) -> list[dict]:
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """A real arith log and a site built from it (with its viewer), made once."""
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
     from harness.leaderboard.build import build_site
 
     work = tmp_path_factory.mktemp("made")
-    ok, _ = run_eval(
+    ok, _, _ = run(
         EvalRequest(
             suite="arith", models=("scripted/x",), limit=3, log_dir=str(work / "logs"),
             model_args={"answer": "1"}, display="none",
@@ -405,13 +405,13 @@ def test_a_site_is_rebuilt_in_place_and_force_says_what_it_built_over(made, tmp_
 
 
 def test_an_unreadable_log_in_the_log_dir_is_set_aside_and_the_run_goes_on(tmp_path, capsys):
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
 
     logs = tmp_path / "logs"
     logs.mkdir()
     bad = logs / "2026-01-01T00-00-00_arith_crashed.eval"
     bad.write_bytes(b"PK\x03\x04 cut short by a crash")
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(suite="arith", models=("scripted/x",), limit=2, log_dir=str(logs),
                     model_args={"answer": "1"}, display="none")
     )  # fmt: skip

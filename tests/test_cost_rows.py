@@ -85,8 +85,8 @@ def test_per_correct_is_not_estimable_below_its_thresholds():
 @pytest.mark.slow
 def test_eval_prices_through_inspect_with_a_cost_config(tmp_path: Path):
     """A real run: inspect prices each call from --model-cost-config; the row's arithmetic."""
-    from harness.cli.run import EvalRequest, run_eval_records
     from harness.errors import HarnessUsageError
+    from harness.eval import EvalRequest, run
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("scripted/priced:\n  input: 3.0\n  output: 15.0\n"
@@ -94,7 +94,7 @@ def test_eval_prices_through_inspect_with_a_cost_config(tmp_path: Path):
     request = EvalRequest(suite="arith", models=("scripted/priced", "scripted/free"),
                           model_args={"answer": "7 8"}, limit=6, log_dir=str(tmp_path / "logs"),
                           display="none", model_cost_config=str(prices))  # fmt: skip
-    ok, _, records = run_eval_records(request)
+    ok, _, records = run(request)
     assert ok
     rows = {r.identity.model: cost_row([r]) for r in records}
     priced, free = rows["scripted/priced"], rows["scripted/free"]
@@ -104,12 +104,12 @@ def test_eval_prices_through_inspect_with_a_cost_config(tmp_path: Path):
     assert math.isnan(free.dollars.estimate) and "scripted/free" in free.dollars.method
     assert priced.seconds.estimate > 0 and priced.manifest  # working time and the manifest
     with pytest.raises(HarnessUsageError, match="--cost-limit needs a price"):
-        run_eval_records(EvalRequest(suite="arith", models=("scripted/other",), limit=2,
+        run(EvalRequest(suite="arith", models=("scripted/other",), limit=2,
                                      log_dir=str(tmp_path / "l2"), display="none",
                                      cost_limit=0.01))  # fmt: skip
     prices.write_text("scripted/priced: {input: 1}\n")
     with pytest.raises(HarnessUsageError, match="entry 'scripted/priced' is not a ModelCost"):
-        run_eval_records(request)
+        run(request)
 
 
 def _skewed_samples(n: int = 12) -> list[SampleScore]:

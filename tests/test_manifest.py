@@ -83,7 +83,7 @@ def test_the_code_hash_names_the_modules_a_scorer_calls_and_their_packages():
     found = code_identity([aime2024, math_answer()])
     assert {"harness/suites/aime.py", "harness/scorers/math_answer.py",
             "harness/scorers/answer_extraction.py"} <= set(found["files"])  # fmt: skip
-    assert "harness/cli/run.py" not in found["files"]  # only what the task imports
+    assert "harness/eval/runner.py" not in found["files"]  # only what the task imports
     assert {"math_verify", "sympy", "inspect_ai", "python"} <= set(found["packages"])
 
 
@@ -137,14 +137,14 @@ def test_a_run_writes_its_manifest_outside_the_identity(tmp_path):
     from click.testing import CliRunner
 
     from harness.cli import main
-    from harness.cli.run import EvalRequest, run_eval_records
+    from harness.eval import EvalRequest, run
     from harness.eval.manifest import MANIFEST_KEY, OUTPUTS_KEY, manifest_of
     from harness.logs import identity_of, read_log
 
     request = EvalRequest(suite="arith", models=("scripted/x",), limit=4, display="none",
                           model_args={"answer": "4", "api_key": "sk-abcdefghijklmnopq"},
                           log_dir=str(tmp_path / "logs"))  # fmt: skip
-    ok, _, [record] = run_eval_records(request)
+    ok, _, [record] = run(request)
     assert ok
     manifest = manifest_of(record)
     assert manifest is not None and manifest.outputs and manifest.prompt

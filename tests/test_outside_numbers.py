@@ -124,7 +124,7 @@ def test_a_cost_limit_that_cannot_fire_is_refused(limit):
     ],
 )
 def test_a_task_argument_nested_or_too_long_to_read_is_one_line(pair, needle):
-    from harness.cli.kv_args import parse_kv
+    from harness.kv_args import parse_kv
 
     with pytest.raises(HarnessUsageError) as info:
         parse_kv([pair], "-T")
@@ -138,7 +138,7 @@ def test_a_task_argument_nested_or_too_long_to_read_is_one_line(pair, needle):
      (True, float, "wants float")],
 )  # fmt: skip
 def test_a_typed_argument_out_of_its_type_says_why(value, annotation, needle):
-    from harness.cli.typed_args import convert
+    from harness.eval.typed_args import convert
 
     with pytest.raises(HarnessUsageError) as info:
         convert(value, annotation, "-T", "k")
@@ -273,7 +273,7 @@ def test_sage_score_output_is_checked_before_any_work(tmp_path, capsys, target, 
 def test_hf_model_offline_and_not_cached_is_one_line_at_once(monkeypatch, capsys):
     import socket
 
-    from harness.cli.run import build_models
+    from harness.eval import build_models
 
     attempts = []
 
@@ -295,7 +295,7 @@ def test_hf_model_offline_and_not_cached_is_one_line_at_once(monkeypatch, capsys
 def test_hf_probe_is_skipped_for_a_local_folder(tmp_path, monkeypatch):
     import socket
 
-    from harness.cli.eval_checks import check_hub_reachable
+    from harness.eval.checks import check_hub_reachable
 
     def fail(*args, **kwargs):
         raise AssertionError("probed the hub for a folder on disk")

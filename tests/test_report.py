@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from scipy.stats import chi2
 
 from harness.cli import main
-from harness.cli.run import EvalRequest, run_eval
+from harness.eval import EvalRequest, run
 from harness.report.data import build_report
 from harness.suites.arith.task import arith
 
@@ -26,7 +26,7 @@ def three_models(tmp_path):
         )
         specs.append(f"replay/{path}")
     log_dir = tmp_path / "logs"
-    ok, _ = run_eval(
+    ok, _, _ = run(
         EvalRequest(
             suite="arith",
             models=(*specs, "scripted/none"),
@@ -102,7 +102,7 @@ def test_accuracy_against_budgets_for_direct_sr_and_pdr(tmp_path):
         ("pdr/scripted/x", {"rounds": "3,1", "inner_outputs": str(outputs)}),
     )
     for spec, args in runs:
-        ok, _ = run_eval(
+        ok, _, _ = run(
             EvalRequest(
                 suite="arith",
                 models=(spec,),

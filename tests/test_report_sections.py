@@ -1,7 +1,7 @@
 """Suites' report sections through the generic report: every log of a training suite is
 reported, each headed by its preset, and rendered to Markdown and HTML with its plots."""
 
-from harness.cli.run import EvalRequest, run_eval
+from harness.eval import EvalRequest, run
 from harness.report.data import build_report
 from harness.report.render import write_report
 
@@ -9,7 +9,7 @@ from harness.report.render import write_report
 def test_a_quick_and_a_plateau_k_parity_log_are_both_reported(tmp_path):
     log_dir = tmp_path / "logs"
     for preset in ("quick", "plateau"):
-        ok, _ = run_eval(
+        ok, _, _ = run(
             EvalRequest(
                 suite="k-parity",
                 models=(),

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
+from harness.eval import EvalRequest, run
 from harness.suites.serving.policies import POLICY_NAMES, make_policy
 from harness.suites.serving.simulator import ServerConfig, simulate
 from harness.suites.serving.trace import load_trace, slice_workload, trace_rows
@@ -105,7 +105,7 @@ def test_eval_end_to_end_and_the_report_section(tmp_path):
         task_args={"slice_minutes": 2.0, "slices": 2, "load": 0.85},
         display="none",
     )
-    ok, _ = run_eval(request)
+    ok, _, _ = run(request)
     assert ok
     report = build_report([str(log_dir)])
     (section,) = [s for s in report.sections if s.section.tag == "serving"]

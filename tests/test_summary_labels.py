@@ -5,7 +5,8 @@ import json
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.cli.summary_table import print_rows, short_labels
+from harness.cli.summary_table import print_rows
+from harness.eval.summary import short_labels
 from harness.suites.arith.task import arith
 
 

@@ -7,8 +7,8 @@ import torch
 from inspect_ai.model import GenerateConfig, get_model
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
+from harness.eval import EvalRequest, run
 from harness.models.batch_generate import GenRequest, generate_batch
 from harness.models.local import _loaded, resolve_checkpoint
 from harness.models.micro_batcher import MicroBatcher
@@ -33,7 +33,7 @@ def checkpoint(tmp_path):
 
 
 def test_eval_through_local_batches_and_matches_bare_loop(checkpoint, tmp_path):
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="arith",
             models=(f"local/{checkpoint}",),

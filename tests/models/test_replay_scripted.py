@@ -7,13 +7,13 @@ import pytest
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import get_model
 
-from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
+from harness.eval import EvalRequest, run
 from harness.models.recorded import load_recorded
 
 
 def eval_arith(model: str, tmp_path, sub: str, **model_args):
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="arith",
             models=(model,),

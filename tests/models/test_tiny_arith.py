@@ -1,6 +1,6 @@
 """tiny-arith: the tokenizer round-trips, and the trained model scores far above chance."""
 
-from harness.cli.run import EvalRequest, run_eval
+from harness.eval import EvalRequest, run
 from harness.models.tiny_arith import EOS, build_tokenizer
 
 
@@ -17,7 +17,7 @@ def test_tiny_arith_scores_far_above_chance(tmp_path):
     # The first use trains tiny-arith (about 90 s on 2 cores) and caches it under the user's
     # cache folder, which `make demo` shares. A uniform guess over the possible answers
     # (-89..198) is right under 1% of the time, so 0.5 is far above chance.
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="arith",
             models=("local/tiny-arith",),

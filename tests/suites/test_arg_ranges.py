@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.cli.run import build_tasks
-from harness.cli.typed_args import hints
 from harness.compare.scores import arm_rows
 from harness.errors import HarnessUsageError
+from harness.eval import build_tasks
+from harness.eval.typed_args import hints
 from harness.logs import LogIdentity, LogRecord, SampleScore
 from harness.stats.design import POSITIVE, Design
 from harness.suites.arg_ranges import WORK_ENV, range_of, work_limit

@@ -72,11 +72,11 @@ def one_thread():
 
 @pytest.mark.long  # a training run: seconds of CPU the default run cannot spare
 def test_micro_run_end_to_end_with_report(tmp_path, one_thread):
-    from harness.cli.run import EvalRequest, run_eval_records  # the CLI is not under test
+    from harness.eval import EvalRequest, run  # the CLI is not under test
 
     request = EvalRequest(suite="causaldpo", models=(), task_args=MICRO,
                           log_dir=str(tmp_path / "logs"), display="none")  # fmt: skip
-    ok, rows, records = run_eval_records(request)
+    ok, rows, records = run(request)
     assert ok and len(records) == 1
     runs = load_runs(records[0].path)
     assert len(runs) == 8 and not any("error" in r for r in runs)

@@ -130,7 +130,7 @@ def test_cli_bad_canvas_is_one_line_and_exit_2(tmp_path):
 def test_micro_run_end_to_end_with_report(tmp_path):
     from inspect_ai.log import read_eval_log
 
-    from harness.cli.run import EvalRequest, run_eval_records  # the CLI is not under test
+    from harness.eval import EvalRequest, run  # the CLI is not under test
     from harness.suites.imgcot.report import (
         build_imgcot_report,
         imgcot_tables,
@@ -138,7 +138,7 @@ def test_micro_run_end_to_end_with_report(tmp_path):
         plot_accuracy_tokens,
     )
 
-    ok, _, records = run_eval_records(
+    ok, _, records = run(
         EvalRequest(
             suite="imgcot", models=(), log_dir=str(tmp_path / "logs"), display="none",
             task_args={"seeds": 2, "n_train": 128, "n_test": 32, "epochs": 1, "ae_epochs": 1},

@@ -57,9 +57,9 @@ def test_runs_are_deterministic_for_a_seed_and_thread_count():
 
 
 def test_suite_end_to_end_with_report(tmp_path):
-    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+    from harness.eval import EvalRequest, run  # imported here: the CLI is not under test
 
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="k-parity",
             models=(),
@@ -90,9 +90,9 @@ def test_suite_end_to_end_with_report(tmp_path):
 
 
 def test_parallel_workers(tmp_path):
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
 
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="k-parity",
             models=(),

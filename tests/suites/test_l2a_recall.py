@@ -157,10 +157,10 @@ def test_report_intervals_cover_at_2_seeds():
 # tests/suites/test_ray_executor.py, and its report's checks on constructed runs above
 @pytest.mark.long
 def test_tiny_preset_end_to_end_checks_4_and_5_and_the_local_model(tmp_path, monkeypatch):
-    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+    from harness.eval import EvalRequest, run  # imported here: the CLI is not under test
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="l2a-recall",
             models=(),
@@ -185,7 +185,7 @@ def test_tiny_preset_end_to_end_checks_4_and_5_and_the_local_model(tmp_path, mon
     assert caption.startswith("L2A, tiny: recall accuracy")
 
     # the λ′ = 1e-3 run's checkpoint, served as a local model through the caches, pruned
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="l2a-queries",
             models=("local/l2a-recall",),

@@ -105,9 +105,9 @@ def test_cli_bad_argument_is_one_line_and_exit_2(tmp_path):
 
 
 def test_suite_end_to_end_with_report(tmp_path):
-    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+    from harness.eval import EvalRequest, run  # imported here: the CLI is not under test
 
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="lokra",
             models=(),

@@ -55,10 +55,10 @@ def test_cli_bad_argument_is_one_line_and_exit_2(tmp_path):
 def test_suite_end_to_end_with_report(tmp_path):
     from inspect_ai.log import read_eval_log
 
-    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+    from harness.eval import EvalRequest, run  # imported here: the CLI is not under test
 
     log_dir = tmp_path / "logs"
-    ok, _ = run_eval(
+    ok, _, _ = run(
         EvalRequest(
             suite="protokv",
             models=(),

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from inspect_ai.log import read_eval_log
 
 from harness.cli import main
-from harness.cli.run import EvalRequest, run_eval
 from harness.errors import HarnessUsageError
+from harness.eval import EvalRequest, run
 from harness.suites.training_pool import TrainingPool, training_pool
 
 # not imported here: the harness imports Ray itself, after setting the switch that keeps a local
@@ -57,7 +57,7 @@ def _eval(suite: str, log_dir: Path, **task_args) -> tuple[dict, list]:
     request = EvalRequest(
         suite=suite, models=(), task_args=task_args, log_dir=str(log_dir), display="none"
     )
-    ok, rows = run_eval(request)
+    ok, rows, _ = run(request)
     assert ok and rows and all(r.errors == 0 for r in rows), rows
     log = read_eval_log(rows[0].log)
     return log.eval.metadata, log.samples

@@ -17,10 +17,10 @@ from harness.suites.team.task import team
 
 
 def test_suite_end_to_end_with_report(tmp_path, monkeypatch):
-    from harness.cli.run import EvalRequest, run_eval  # imported here: the CLI is not under test
+    from harness.eval import EvalRequest, run  # imported here: the CLI is not under test
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="team",
             models=(),

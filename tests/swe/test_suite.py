@@ -260,13 +260,13 @@ def test_quality_filters(data_dir: Path, fixture_dir: Path) -> None:
 
 
 def test_suite_runs_through_harness_eval(fixture_dir: Path, tmp_path: Path) -> None:
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
 
     tasks = _tasks(fixture_dir)
     replay = tmp_path / "gold.jsonl"
     replay.write_text("".join(json.dumps({"id": i, "output": t.patch}) + "\n"
                               for i, t in tasks.items()))  # fmt: skip
-    ok, rows = run_eval(EvalRequest(suite="swe-rebench", models=(f"replay/{replay}",),
+    ok, rows, _ = run(EvalRequest(suite="swe-rebench", models=(f"replay/{replay}",),
                                     data_dir=str(fixture_dir), log_dir=str(tmp_path / "logs"),
                                     display="none"))  # fmt: skip
     assert ok and rows[0].n == len(tasks) and rows[0].errors == 0 and rows[0].value == 1.0

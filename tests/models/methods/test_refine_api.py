@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from inspect_ai.log import read_eval_log
 
-from harness.cli.run import EvalRequest, build_models, run_eval
 from harness.errors import HarnessUsageError
+from harness.eval import EvalRequest, build_models, run
 from harness.models.methods.prompts import PROMPT_VERSION
 
 
 def _eval(tmp_path, model: str, limit: int = 4, **model_args):
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="arith",
             models=(model,),
@@ -131,7 +131,7 @@ def test_pdr_aime_plumbing(tmp_path, data_dir):
     outputs.write_text("\n".join(
         json.dumps({"id": sid, "output": f"Work. \\boxed{{{a}}}"}) for sid, a in answers.items()
     ))  # fmt: skip
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="aime",
             models=("pdr/scripted/x",),

@@ -20,8 +20,8 @@ from inspect_ai.model import (
     modelapi,
 )
 
-from harness.cli.run import EvalRequest, build_models, run_eval
 from harness.errors import HarnessUsageError
+from harness.eval import EvalRequest, build_models, run
 
 SENTENCES = ["Step one. ", "Step two. ", "Step three. ", "Step four. ", "Step five."]
 # S after t sentences: the answer is two tokens, each with this probability
@@ -113,7 +113,7 @@ def test_default_delta_is_delta0_plus_alpha_times_complexity():
 
 
 def test_through_harness_eval_budgets_reach_the_sample(tmp_path):
-    ok, rows = run_eval(EvalRequest(suite="arith", models=("suco/fakereason/x",), limit=3,
+    ok, rows, _ = run(EvalRequest(suite="arith", models=("suco/fakereason/x",), limit=3,
                                     log_dir=str(tmp_path / "logs"), display="none"))  # fmt: skip
     assert ok and rows[0].errors == 0
     log = read_eval_log(rows[0].log)
@@ -124,7 +124,7 @@ def test_through_harness_eval_budgets_reach_the_sample(tmp_path):
 
 
 def test_an_inner_model_without_logprobs_needs_a_calibrator(tmp_path):
-    ok, rows = run_eval(EvalRequest(suite="arith", models=("suco/scripted/x",), limit=2,
+    ok, rows, _ = run(EvalRequest(suite="arith", models=("suco/scripted/x",), limit=2,
                                     model_args={"inner_answer": "46"},
                                     log_dir=str(tmp_path / "logs"), display="none"))  # fmt: skip
     assert rows[0].errors == 2
