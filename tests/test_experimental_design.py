@@ -11,7 +11,6 @@ from harness.logs import (
     LogIdentity,
     LogRecord,
     SampleScore,
-    catalog_design,
     identity_of,
     is_secret_name,
     redact,
@@ -21,6 +20,7 @@ from harness.stats.compare import estimate
 from harness.stats.design import Design, rejects
 from harness.stats.exact import sign_flip_interval
 from harness.stats.paired import paired_permutation
+from harness.suites.catalog import catalog_design
 
 # --- helpers ---------------------------------------------------------------------------------
 

@@ -69,7 +69,9 @@ def _suite_parts(records: list[LogRecord]) -> tuple[list[LogRecord], dict[str, l
 
 def build_report(dirs: list[str]) -> ReportData:
     """Scores, Holm-corrected paired comparisons and sections for every log under `dirs`."""
-    selection = read_logs(dirs)
+    from harness.suites.catalog import catalog_design
+
+    selection = read_logs(dirs, designs=catalog_design)
     generic, sectioned = _suite_parts(list(selection.used))
     groups, refused = comparable_groups(generic)
     scores: list[SummaryRow] = []

@@ -161,11 +161,11 @@ def test_tiny_arith_orchestrates_poorly_without_crashing_and_minilm_scores(tmp_p
 def test_pairs_are_the_engines_per_metric(logs):
     from harness.logs import parse_score, read_logs
     from harness.stats.compare import compare
-    from harness.suites.catalog import get_suite
+    from harness.suites.catalog import catalog_design, get_suite
     from harness.suites.iwg.report import build_group
 
     log_dir, _ = logs
-    records = list(read_logs([str(log_dir)]).used)
+    records = list(read_logs([str(log_dir)], designs=catalog_design).used)
     result = build_group(records, n_boot=50)
     design = get_suite("iwg").design
     for metric in SCORERS:

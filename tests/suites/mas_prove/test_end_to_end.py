@@ -12,6 +12,7 @@ import pytest
 from harness.cli.run import EvalRequest, run_eval
 from harness.logs import read_log, read_samples
 from harness.report.sections import SectionOutput, section_markdown, write_plots
+from harness.suites.catalog import catalog_design
 from harness.suites.mas_prove.report import build_mas_report
 from harness.suites.mas_prove.section import SECTION, view
 
@@ -30,7 +31,7 @@ def _run(tmp_path: Path, model: str, **task_args) -> Path:
 
 
 def _check_grid_log(log: Path, verifiers: set[str], tmp_path: Path) -> None:
-    record = read_log(str(log))
+    record = read_log(str(log), catalog_design)
     assert not isinstance(record, str) and not any(s.error for s in record.samples)
     report = build_mas_report("t", record)
     assert {r.verifier for r in report.rows} == verifiers
@@ -86,7 +87,8 @@ def test_every_verifier_runs_with_a_local_model_as_agents_and_reward_model(tmp_p
     )  # fmt: skip
     verifiers = {"none", "oracle", "random", "majority", "judge", "reward", "prm-min"}
     _check_grid_log(log, verifiers, tmp_path)
-    prm = [r for r in build_mas_report("t", read_log(str(log))).rows if r.verifier == "prm-min"]
+    report = build_mas_report("t", read_log(str(log), catalog_design))
+    prm = [r for r in report.rows if r.verifier == "prm-min"]
     assert all(r.verifier_tokens > 0 for r in prm)
 
 
@@ -95,7 +97,7 @@ def test_aime_debate_with_a_scripted_judge_at_both_granularities(tmp_path, data_
         tmp_path, "scripted/agent", benchmark="aime2025", problems=3, data_dir=str(data_dir),
         judge_args={"answer": "I like the second. <ranking>2,1,3</ranking>"},
     )  # fmt: skip
-    record = read_log(str(log))
+    record = read_log(str(log), catalog_design)
     report = build_mas_report("t", record)
     rows = {(r.verifier, r.granularity): r for r in report.rows}
     assert set(rows) == {("none", "-"), ("judge", "agent"), ("judge", "iteration")}
@@ -124,7 +126,7 @@ def test_log_metadata_labels_what_is_reconstructed(tmp_path):
 @pytest.mark.slow
 def test_the_default_grid_on_trained_tiny_arith(tmp_path):
     log = _run(tmp_path, "local/tiny-arith", problems=2, seeds=1)
-    record = read_log(str(log))
+    record = read_log(str(log), catalog_design)
     report = build_mas_report("t", record)
     assert len(report.rows) == 65 and not any(r.errors for r in report.rows)
     oracle = [t for t in report.toy if t.label.startswith("single / oracle / agent")]
