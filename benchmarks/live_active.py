@@ -27,6 +27,7 @@ from harness.board.table import Board
 from harness.cli import main as cli
 from harness.logs import read_logs
 from harness.suites.arith.task import arith
+from harness.suites.catalog import catalog_design
 
 HISTORY = 8
 
@@ -79,7 +80,7 @@ def main() -> None:
                 "--active", "--history", str(history), "--log-dir", str(logs),
                 "--order-seed", str(s))  # fmt: skip
             walls.append(time.perf_counter() - start)
-            (record,) = read_logs([str(logs)]).used
+            (record,) = read_logs([str(logs)], designs=catalog_design).used
             active = record.stopping["active"]
             asked.append(active["asked"])
             visited.append(active["visited"])

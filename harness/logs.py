@@ -388,16 +388,13 @@ def data_hash(
     return digest.hexdigest()[:digits], len(sample_ids)
 
 
-def catalog_design(suite: str) -> Design:
-    """The design the catalog declares for `suite` (the default design for a suite it lacks).
+def default_design(suite: str) -> Design:
+    """The default design, for every suite: what a log is read with when no lookup is given.
 
-    The one place a log's suite name is looked up: `read_log` attaches the result to the
-    record, and nothing downstream looks a suite up again.
+    The catalog's lookup is `harness.suites.catalog.catalog_design`; the report, the board, the
+    leaderboard and `harness eval` pass it to `read_log`/`read_logs` as `designs`.
     """
-    from harness.suites.catalog import suite_of
-
-    known = suite_of(suite)
-    return known.design if known is not None else Design()
+    return Design()
 
 
 # the task (or eval) metadata key that names a log's suite; spelled here only
@@ -496,12 +493,12 @@ def identity_of(
 ) -> LogIdentity:
     """The identity of a log from its `eval` header, its sample ids and its summaries.
 
-    The task arguments leave out the settings `design` declares (the catalog's by default).
+    The task arguments leave out the settings `design` declares (the default design's if None).
     """
     meta = spec.get("metadata") or {}
     task = str(spec["task"]).split("/")[-1]
     suite = suite_name(spec)
-    design = design if design is not None else catalog_design(suite)
+    design = design if design is not None else Design()
     listed = (spec.get("dataset") or {}).get("sample_ids")
     digest, n_ids = data_hash(summaries, listed if listed else ids)
     recorded = (meta.get("harness_data_hash") or {}) if isinstance(meta, dict) else {}
@@ -711,12 +708,13 @@ def _tampered(path: str, current: dict[str, Any], summaries: list[dict[str, Any]
         return f"its samples cannot be checked against its manifest ({ex})"
 
 
-def read_log(path: str, designs: DesignLookup = catalog_design) -> LogRecord | BadLog:
+def read_log(path: str, designs: DesignLookup = default_design) -> LogRecord | BadLog:
     """One log as a `LogRecord` with its suite's design attached, or a `BadLog` saying why not.
 
     Args:
         path: The log file.
-        designs: Gives a suite's design by name; the catalog's by default.
+        designs: Gives a suite's design by name (the catalog's: `catalog_design` in
+            `harness.suites.catalog`); the default design for every suite if not given.
 
     """
     if "://" not in path and not Path(path).is_file():  # a FIFO would block the reader
@@ -826,7 +824,7 @@ def select_logs(results: Iterable[LogRecord | BadLog]) -> Selection:
 
 
 def read_logs(
-    dirs: Iterable[str], threads: int = 4, designs: DesignLookup = catalog_design
+    dirs: Iterable[str], threads: int = 4, designs: DesignLookup = default_design
 ) -> Selection:
     """Read every log under `dirs`, attach each one's design, and select the ones to use."""
     dirs = list(dirs)

@@ -31,8 +31,9 @@ def board_from_logs(
     from harness.compare.pairs import comparable_groups
     from harness.compare.scores import first_scorer, problem_means, unit_clusters
     from harness.logs import read_logs
+    from harness.suites.catalog import catalog_design
 
-    selection = read_logs(log_dirs)
+    selection = read_logs(log_dirs, designs=catalog_design)
     records = [r for r in selection.used if task is None or r.task == task]
     if not records:
         where = f" of task {task!r}" if task else ""

@@ -130,7 +130,8 @@ def check_same_questions(samples: Sequence[Any], records: Sequence[Any]) -> None
 def history_records(dirs: Sequence[str], task: str, arms: Sequence[str]) -> list[Any]:
     """The history's logs of `task` whose arms make the board (`arms`: its models)."""
     from harness.logs import read_logs
+    from harness.suites.catalog import catalog_design
 
     wanted = set(arms)
-    return [r for r in read_logs(dirs).used
+    return [r for r in read_logs(dirs, designs=catalog_design).used
             if r.task == task and r.identity.arm_label in wanted]  # fmt: skip

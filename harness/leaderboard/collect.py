@@ -34,9 +34,9 @@ class Collected:
 
 def collect(dirs: Iterable[str], threads: int = 4) -> Collected:
     """Read every log under `dirs`; group the usable ones into comparable tables."""
-    from harness.suites.catalog import suite_of
+    from harness.suites.catalog import catalog_design, suite_of
 
-    selection = read_logs(dirs, threads)
+    selection = read_logs(dirs, threads, designs=catalog_design)
     used: list[LogRecord] = []
     bad = list(selection.left_out)
     for record in selection.used:
