@@ -148,7 +148,7 @@ def metrics_from_dict(data: dict[str, Any]) -> Metrics:
 
 def main(argv: list[str] | None = None) -> None:
     """`python -m harness.suites.posttrainbench.evaluator CKPT BENCHMARK LADDER OUT`."""
-    import harness.plugin  # noqa: F401  (registers local/)
+    import harness.models.providers  # noqa: F401  (registers local/ with inspect)
 
     parser = argparse.ArgumentParser(description="the pristine PostTrainBench evaluator")
     parser.add_argument("checkpoint")
