@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.report.sections import load_section
 from harness.stats.compare import clean_json
 from harness.stats.design import Design
 from harness.suites.catalog import all_suites
+from harness.suites.sections import load_section
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "harness"

@@ -5,8 +5,8 @@ import re
 from pathlib import Path
 
 import harness
-from harness.report.sections import ReportSection, load_section
 from harness.suites.catalog import all_suites
+from harness.suites.sections import ReportSection, load_section
 
 ROOT = Path(harness.__file__).parent
 TOP_LEVEL = {"__init__.py", "errors.py", "paths.py", "data.py", "logs.py", "plugin.py",

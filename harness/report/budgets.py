@@ -42,8 +42,8 @@ from harness.report.cost import (
     unit_costs,
 )
 from harness.report.frontier import Frontier, frontier_table, task_frontier
-from harness.report.sections import Plot, ReportSection, SectionView
 from harness.stats.intervals import Interval
+from harness.suites.sections import Plot, ReportSection, SectionView
 
 BUDGET_KEYS = ("seq_io", "seq_out", "total_io", "total_out")
 

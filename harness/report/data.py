@@ -23,7 +23,8 @@ from harness.compare.scores import SummaryRow, arm_rows, error_reasons, score_ro
 from harness.logs import BadLog, LogRecord, read_logs
 from harness.report.budgets import BUDGETS
 from harness.report.section_guard import build_guarded
-from harness.report.sections import ReportSection, SectionOutput, load_section
+from harness.report.sections import SectionOutput
+from harness.suites.sections import ReportSection, load_section
 
 GENERIC_SECTIONS: tuple[ReportSection, ...] = (BUDGETS,)
 

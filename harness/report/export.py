@@ -19,8 +19,9 @@ from harness.compare.pairs import PairResult, comparable_groups, group_pairs
 from harness.compare.scores import SummaryRow
 from harness.logs import LogRecord
 from harness.report.data import ReportData
-from harness.report.sections import SectionOutput, load_section
+from harness.report.sections import SectionOutput
 from harness.stats.compare import clean_json
+from harness.suites.sections import load_section
 
 
 def _pair(p: PairResult) -> dict[str, Any]:

@@ -1,12 +1,7 @@
-"""Report sections that suites own, and their rendering to Markdown and HTML.
+"""The suites' report sections rendered to Markdown and HTML.
 
-A suite declares its section in the catalog (`Suite.section`, a `module:NAME` path to a
-`ReportSection`), so the generic report never names a suite:
-
-- `build(records)` turns the suite's logs into frozen results, one per log it reports;
-- `view(result)` says what a result shows: a title, tables, notes under a caption, and plot
-  writers; `section_markdown` and `section_html` render any view the same way.
-
+A suite declares its section (`harness.suites.sections`: `ReportSection`, `SectionView`); this
+module holds a section with its results (`SectionOutput`) and renders any view the same way.
 A suite whose section is its table (`Suite.own_table`, the suites that train) gets no row in the
 generic score table.
 """
@@ -15,44 +10,11 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import registry
-from harness.logs import LogRecord
-
-Table = tuple[str, list[str], list[list[str]]]  # caption, header, rows
-
-
-@dataclass(frozen=True)
-class Plot:
-    """A plot of a result: `write(stem)` saves it and returns the files (PNG first)."""
-
-    alt: str  # alt text, saying what the plot shows
-    write: Callable[[Path], list[str]]  # stem (no suffix) -> files written
-
-
-@dataclass(frozen=True)
-class SectionView:
-    """What one result of a section shows."""
-
-    heading: str  # a line naming the log (file, preset)
-    tables: tuple[Table, ...]  # (caption, header, rows)
-    notes_caption: str = ""  # what the notes are (claims, checks)
-    notes: tuple[str, ...] = ()  # one line each
-    plots: tuple[Plot, ...] = ()  # written beside the report
-
-
-@dataclass(frozen=True)
-class ReportSection:
-    """A suite's part of `harness report`."""
-
-    title: str  # the section heading
-    tag: str  # file-name tag of its plots
-    build: Callable[[list[LogRecord]], list[Any]]  # the suite's logs -> frozen results
-    view: Callable[[Any], SectionView]  # a result -> what it shows
+from harness.suites.sections import ReportSection
 
 
 @dataclass(frozen=True)
@@ -61,41 +23,6 @@ class SectionOutput:
 
     section: ReportSection  # the section
     results: tuple[Any, ...] = field(default_factory=tuple)  # what `build` returned
-
-
-def load_section(path: str) -> ReportSection:
-    """The `ReportSection` at `module:NAME`."""
-    section = registry.resolve(path)
-    if not isinstance(section, ReportSection):
-        raise TypeError(f"{path} is not a ReportSection")
-    return section
-
-
-def preset_of(record: LogRecord) -> str:
-    """The preset a log ran, from its task arguments or metadata ("" when it names none)."""
-    args = dict(record.identity.task_args)
-    return args.get("preset", "").strip('"') or str(record.metadata.get("preset") or "")
-
-
-def log_heading(record: LogRecord) -> str:
-    """`task (preset P; file name)`, the heading of a result made from one log."""
-    preset = preset_of(record)
-    extra = f"preset {preset}; " if preset else ""
-    return f"{record.task} ({extra}{Path(record.path).name})"
-
-
-def per_log_section(
-    title: str,
-    tag: str,
-    build_one: Callable[[LogRecord], Any],
-    view: Callable[[Any], SectionView],
-) -> ReportSection:
-    """A section with one result per log, in the order the report lists the logs."""
-
-    def build(records: list[LogRecord]) -> list[Any]:
-        return [build_one(r) for r in records]
-
-    return ReportSection(title, tag, build, view)
 
 
 def markdown_text(text: str) -> str:

@@ -1,7 +1,7 @@
 """bandpo's report section: per-arm tables, each arm against clip, the claims, the curves.
 
-Declared in the catalog (`Suite.section`); `harness report` renders it through
-`harness.report.sections`, one result per finished log, headed by its preset and file.
+Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
+file (`harness.suites.sections`).
 """
 
 from __future__ import annotations
@@ -11,12 +11,18 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.logs import LogRecord
-from harness.report.sections import Plot, SectionView, Table, log_heading, per_log_section
 from harness.stats.compare import PairEstimate
 from harness.stats.intervals import Interval
 from harness.suites.bandpo.claims import steps_text
 from harness.suites.bandpo.report import BandReport, build_report, load_runs
+from harness.suites.sections import (
+    Figure,
+    Table,
+    per_log_section,
+    pyplot,
+    save_figure,
+    section_view,
+)
 
 CLAIMS = (
     "The paper's claims and the spec's checks, which way each came out here (differences "
@@ -110,11 +116,7 @@ def plot(report: BandReport, stem: Path) -> list[str]:
 
     One line per rule, the mean over seeds, shaded between the 25th and 75th percentiles.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     if report.experiment == "bandit":
         panels = (("p_best", "p_best (mean over seeds)"),
                   ("clip_fractions", "clip fraction per iteration"))  # fmt: skip
@@ -143,28 +145,25 @@ def plot(report: BandReport, stem: Path) -> list[str]:
     fig.suptitle(f"bandpo {report.experiment}: {report.label}\nmean over seeds, shaded: "
                  "25th-75th percentile", fontsize=9)  # fmt: skip
     fig.tight_layout()
-    paths = [str(stem.parent / f"{stem.name}.png"), str(stem.parent / f"{stem.name}.svg")]
-    for path in paths:
-        fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem)
 
 
-def _build(record: LogRecord) -> BandReport:
-    return build_report(log_heading(record), load_runs(record.path))
+def _alt(report: BandReport) -> str:
+    what = ("bandit: p_best and clip fraction per iteration" if report.experiment == "bandit"
+            else "toy RLVR: token entropy and success rate over training")  # fmt: skip
+    return what + ", one line per clip rule"
 
 
-def view(report: BandReport) -> SectionView:
-    """Tables, claims and curves of one log."""
-    alt = ("bandit: p_best and clip fraction per iteration" if report.experiment == "bandit"
-           else "toy RLVR: token entropy and success rate over training")  # fmt: skip
-    return SectionView(
-        heading=report.label,
-        tables=tuple(tables(report)),
-        notes_caption=CLAIMS,
-        notes=tuple(report.claims),
-        plots=(Plot(alt + ", one line per clip rule", lambda stem: plot(report, stem)),),
-    )
-
-
-SECTION = per_log_section("BandPO clip rules", "bandpo", _build, view)
+view = section_view(
+    heading=lambda report: report.label,
+    tables=tables,
+    notes_caption=CLAIMS,
+    notes=lambda report: report.claims,
+    figures=[Figure(_alt, plot)],
+)
+SECTION = per_log_section(
+    "BandPO clip rules",
+    "bandpo",
+    lambda heading, record: build_report(heading, load_runs(record.path)),
+    view,
+)

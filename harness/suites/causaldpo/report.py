@@ -24,6 +24,7 @@ import numpy as np
 from harness.logs import load_training_runs
 from harness.stats.compare import Comparison, compare
 from harness.suites.catalog import get_suite
+from harness.suites.sections import pyplot
 
 SPLITS = (("val", "IID val"), ("iid", "IID"), ("ood", "OOD"), ("ood_h2", "OOD-H′"))
 KINDS = (("ndcg10", "NDCG@10"), ("hr10", "HR@10"), ("pop1", "Pop@1"), ("orr10", "ORRatio@10"))
@@ -124,11 +125,7 @@ def build_report(label: str, runs: list[dict[str, Any]]) -> CausalReport:
 
 def plot_iid_ood(report: CausalReport, path: Path) -> str:
     """IID against OOD NDCG@10 per arm, and OOD Pop@1 against OOD NDCG@10 (means, 95% t)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     panels = (
         ("iid_ndcg10", "ood_ndcg10", "IID NDCG@10", "OOD NDCG@10 (exposure removed)"),
         ("ood_pop1", "ood_ndcg10", "OOD Pop@1 (top-1 in the hot set)", "OOD NDCG@10"),

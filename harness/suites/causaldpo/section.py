@@ -1,16 +1,13 @@
 """causaldpo's report section: arms per split, each arm against DPO, the checks, IID against OOD.
 
-Declared in the catalog (`Suite.section`); `harness report` renders it through
-`harness.report.sections`, one result per finished log, headed by its preset and file.
+Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
+file (`harness.suites.sections`).
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-from harness.logs import LogRecord
-from harness.report.sections import Plot, SectionView, Table, log_heading, per_log_section
 from harness.stats.compare import PairEstimate
 from harness.suites.causaldpo.report import (
     BASELINE,
@@ -21,6 +18,7 @@ from harness.suites.causaldpo.report import (
     load_runs,
     plot_iid_ood,
 )
+from harness.suites.sections import Table, per_log_section, png_figure, section_view
 
 CHECKS = (
     "Acceptance checks (specs/causaldpo.md §5): differences against DPO on the same seeds, the "
@@ -76,28 +74,17 @@ def tables(report: CausalReport) -> list[Table]:
     return out
 
 
-def _build(record: LogRecord) -> CausalReport:
-    return build_report(log_heading(record), load_runs(record.path))
-
-
-def _plot(report: CausalReport, stem: Path) -> list[str]:
-    return [plot_iid_ood(report, stem.with_name(stem.name + ".png"))]
-
-
-def view(report: CausalReport) -> SectionView:
-    """Tables, checks and the IID-against-OOD plot of one log."""
-    return SectionView(
-        heading=report.label,
-        tables=tuple(tables(report)),
-        notes_caption=CHECKS,
-        notes=report.claims,
-        plots=(
-            Plot(
-                "IID against OOD NDCG@10 per arm, and OOD Pop@1 against OOD NDCG@10",
-                lambda stem: _plot(report, stem),
-            ),
-        ),  # fmt: skip
-    )
-
-
-SECTION = per_log_section("CausalDPO (reconstructed)", "causaldpo", _build, view)
+view = section_view(
+    heading=lambda report: report.label,
+    tables=tables,
+    notes_caption=CHECKS,
+    notes=lambda report: report.claims,
+    figures=[png_figure("IID against OOD NDCG@10 per arm, and OOD Pop@1 against OOD NDCG@10",
+                        plot_iid_ood)],
+)  # fmt: skip
+SECTION = per_log_section(
+    "CausalDPO (reconstructed)",
+    "causaldpo",
+    lambda heading, record: build_report(heading, load_runs(record.path)),
+    view,
+)

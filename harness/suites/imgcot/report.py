@@ -32,6 +32,7 @@ from harness.stats.compare import PairEstimate, estimate, pair_family
 from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
 from harness.suites.imgcot.runs import ARMS, LATENT_ARMS
+from harness.suites.sections import pyplot
 
 DESIGN = get_suite("imgcot").design  # unit: seed; accuracy in [0, 1]; the spec's pairs
 PAIRS = (
@@ -212,11 +213,7 @@ def imgcot_tables(report: ImgReport) -> list[tuple[str, list[str], list[list[str
 
 def plot_accuracy_tokens(report: ImgReport, path: Path) -> str:
     """Accuracy against tokens spent before the answer: each arm's seeds and mean with interval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     colours = plt.get_cmap("tab10")
     for i, a in enumerate(report.arms):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.compare.pairs import p_text
+from harness.compare.pairs import comparable_groups, p_text
 from harness.compare.scores import SummaryRow, score_rows
 from harness.logs import LogRecord, parse_score, read_samples
 from harness.stats.compare import Tally
@@ -40,6 +40,7 @@ from harness.suites.iwg.dynamics import (
     Series,
 )
 from harness.suites.iwg.identify import NOT_IDENTIFIABLE
+from harness.suites.sections import pyplot, save_figure
 
 DESIGN = get_suite("iwg").design  # unit: instance; bounded scores; a Holm family per metric
 
@@ -204,11 +205,9 @@ def build_group(records: list[LogRecord], n_boot: int = 2000) -> IwgReport:
 
 
 def build_reports(records: list[LogRecord]) -> list[IwgReport]:
-    """One report per group of comparable logs."""
-    groups: dict[tuple, list[LogRecord]] = {}
-    for r in records:
-        groups.setdefault(r.identity.comparable, []).append(r)
-    return [build_group(rs) for _, rs in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+    """One report per group of comparable logs (the comparison engine's groups)."""
+    groups, _ = comparable_groups(records)
+    return [build_group(list(group.records)) for group in groups]
 
 
 def _num(x: float) -> str:
@@ -325,11 +324,7 @@ def notes(report: IwgReport) -> list[str]:
 
 def plot_curves(report: IwgReport, stem: Path) -> list[str]:
     """Mean H(t) per orchestrator with the fitted curve; and observed vs fitted ΔH."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     for i, c in enumerate(report.curves):
         color = f"C{i}"
@@ -347,7 +342,4 @@ def plot_curves(report: IwgReport, stem: Path) -> list[str]:
     right.set_title("goodness of fit (placeholder model, ours)", fontsize=9)
     right.legend(fontsize=7)
     fig.tight_layout()
-    png = stem.with_name(f"{stem.name}.png")
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return [str(png)]
+    return save_figure(fig, stem, ("png",))

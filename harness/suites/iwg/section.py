@@ -7,25 +7,16 @@ a plot of H(t) with the fit beside a goodness-of-fit panel.
 
 from __future__ import annotations
 
-from pathlib import Path
+from harness.suites.iwg.report import build_reports, notes, plot_curves, tables
+from harness.suites.sections import Figure, ReportSection, section_view
 
-from harness.report.sections import Plot, ReportSection, SectionView
-from harness.suites.iwg.report import IwgReport, build_reports, notes, plot_curves, tables
-
-
-def view(report: IwgReport) -> SectionView:
-    """Tables, notes and the entropy plot of one group."""
-    alt = (
-        "IWG: mean scheduling entropy per round with the placeholder fit (ours, not the "
-        "paper's equation) per orchestrator, and observed against fitted entropy steps"
-    )
-    return SectionView(
-        heading=report.heading,
-        tables=tuple(tables(report)),
-        notes_caption="What the tables rest on",
-        notes=tuple(notes(report)),
-        plots=(Plot(alt, lambda stem: plot_curves(report, Path(stem))),),
-    )
-
-
+view = section_view(
+    heading=lambda report: report.heading,
+    tables=tables,
+    notes_caption="What the tables rest on",
+    notes=notes,
+    figures=[Figure("IWG: mean scheduling entropy per round with the placeholder fit (ours, not "
+                    "the paper's equation) per orchestrator, and observed against fitted entropy "
+                    "steps", plot_curves)],
+)  # fmt: skip
 SECTION = ReportSection("iwg: orchestrators and entropy dynamics", "iwg", build_reports, view)

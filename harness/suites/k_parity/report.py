@@ -46,6 +46,7 @@ from harness.stats.exact import median_interval
 from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite
+from harness.suites.sections import pyplot, save_figure
 
 DESIGN = get_suite("k-parity").design  # unit: seed; final accuracy is bounded in [0, 1]
 STEPS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE, direction="lower")
@@ -244,11 +245,7 @@ def _claims(pairs: list[ArmPair], rows: list[ArmRow], preset: str | None) -> tup
 
 def plot_curves(report: ParityReport, stem: Path) -> list[str]:
     """Learning curves, one panel per arm, one colour per seed; test solid, train dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     arms = [r.arm for r in report.arms]
     cols = min(3, len(arms))
     rows = math.ceil(len(arms) / cols)
@@ -267,11 +264,7 @@ def plot_curves(report: ParityReport, stem: Path) -> list[str]:
         ax.axis("off")
     fig.suptitle(f"k-parity learning curves: {report.task}")
     fig.tight_layout()
-    paths = [str(stem.parent / f"{stem.name}.png"), str(stem.parent / f"{stem.name}.svg")]
-    for path in paths:
-        fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem)
 
 
 def _fmt_steps(value: float) -> str:

@@ -32,6 +32,7 @@ from harness.logs import load_training_runs
 from harness.stats.compare import estimate, pair_family
 from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
+from harness.suites.sections import pyplot
 
 DESIGN = get_suite("l2a-recall").design  # unit: seed; CE unbounded; every arm against full
 SHARES = replace(DESIGN, score="bounded", bounds=(0.0, 1.0), direction="higher")  # in [0, 1]
@@ -230,11 +231,7 @@ def l2a_tables(report: L2AReport) -> list[tuple[str, list[str], list[list[str]]]
 
 def plot_l2a(report: L2AReport, path: Path) -> str:
     """Accuracy and routed fraction per arm with 95% intervals, and routing over training."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 3.8))
     names = [a.name for a in report.arms]
     for ax, field, title in ((axes[0], "accuracy", "recall accuracy (%)"),

@@ -38,6 +38,7 @@ from harness.stats.compare import estimate, pair_family
 from harness.stats.design import POSITIVE
 from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
+from harness.suites.sections import pyplot
 
 DESIGN = get_suite("lokra").design  # unit: seed; unbounded scores; a family per target
 # each experiment's score keeps to its support (issue 40): a relative error is >= 0 and lower is
@@ -200,11 +201,7 @@ def lokra_tables(report: LokraReport) -> list[tuple[str, list[str], list[list[st
 
 def plot_lokra(report: LokraReport, path: Path) -> str:
     """Score per arm with 95% intervals, one panel per target."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     targets = sorted({(a.experiment, a.target) for a in report.arms})
     fig, axes = plt.subplots(1, len(targets), figsize=(4.2 * len(targets), 3.6), squeeze=False)
     for ax, (experiment, target) in zip(axes[0], targets, strict=True):

@@ -37,6 +37,7 @@ from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite
 from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
+from harness.suites.sections import pyplot, save_figure
 
 CONFIG_KEYS = ("mp_pattern", "mp_verifier", "mp_granularity", "mp_context")
 DESIGN = get_suite("mas-prove").design  # unit: item (problem, seed); cluster: mp_problem
@@ -236,11 +237,7 @@ def _task_n(record: LogRecord) -> int:
 
 def plot_gain_vs_tokens(report: MasReport, stem: Path) -> list[str]:
     """Accuracy gained against extra tokens, one point per configuration with its intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     rows = [r for r in report.rows if r.diff is not None and r.extra_tokens is not None]
     fig, ax = plt.subplots(figsize=(7.5, 5))
     verifiers = sorted({r.verifier for r in rows})
@@ -270,8 +267,4 @@ def plot_gain_vs_tokens(report: MasReport, stem: Path) -> list[str]:
     ax.set_title(f"mas-prove ({report.benchmark}): gain against cost, one point per configuration")
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    paths = [str(stem.parent / f"{stem.name}.png"), str(stem.parent / f"{stem.name}.svg")]
-    for path in paths:
-        fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, stem)

@@ -1,17 +1,13 @@
 """mas-prove's report section: the grid against no verification, the toy-model check, the plot.
 
-Declared in the catalog (`Suite.section`); `harness report` renders it through
-`harness.report.sections`, one result per log.
+Declared in the catalog (`Suite.section`); one result per log (`harness.suites.sections`).
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from harness.compare.pairs import p_text
-from harness.logs import LogRecord
-from harness.report.sections import Plot, SectionView, Table, log_heading, per_log_section
 from harness.stats.design import rejects
 from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
@@ -21,15 +17,12 @@ from harness.suites.mas_prove.report import (
     build_mas_report,
     plot_gain_vs_tokens,
 )
+from harness.suites.sections import Figure, Table, per_log_section, section_view
 
 NOTES = (
     "How to read it (intervals 95%; differences paired per item, clustered by problem, against "
     "the same pattern without verification, Holm over the grid; an errored sample counts wrong)"
 )
-
-
-def _build(record: LogRecord) -> MasReport:
-    return build_mas_report(log_heading(record), record)
 
 
 def _diff_text(test: PairedTest | None, scale: float = 1.0, spec: str = "+.3f") -> str:
@@ -160,23 +153,17 @@ def notes(report: MasReport) -> tuple[str, ...]:
     return tuple(out)
 
 
-def view(report: MasReport) -> SectionView:
-    """Tables, notes and the gain-against-cost plot of one log."""
-    tables = [grid_table(report)]
-    if report.toy:
-        tables.append(toy_table(report))
-    alt = "accuracy gained against extra tokens, one point per configuration with 95% intervals"
-    return SectionView(
-        heading=report.heading,
-        tables=tuple(tables),
-        notes_caption=NOTES,
-        notes=notes(report),
-        plots=(Plot(alt, lambda stem: _plot(report, stem)),),
-    )
+def tables(report: MasReport) -> list[Table]:
+    """The grid, and the toy-model check where the log has one."""
+    return [grid_table(report)] + ([toy_table(report)] if report.toy else [])
 
 
-def _plot(report: MasReport, stem: Path) -> list[str]:
-    return plot_gain_vs_tokens(report, stem)
-
-
-SECTION = per_log_section("mas-prove", "mas-prove", _build, view)
+view = section_view(
+    heading=lambda report: report.heading,
+    tables=tables,
+    notes_caption=NOTES,
+    notes=notes,
+    figures=[Figure("accuracy gained against extra tokens, one point per configuration with "
+                    "95% intervals", plot_gain_vs_tokens)],
+)  # fmt: skip
+SECTION = per_log_section("mas-prove", "mas-prove", build_mas_report, view)

@@ -28,6 +28,7 @@ from harness.stats.compare import PairEstimate, estimate, pair_family
 from harness.stats.design import Design
 from harness.stats.intervals import Interval
 from harness.suites.protokv.runs import ARMS, TOKEN_BASELINES
+from harness.suites.sections import pyplot
 
 BEST = "best token baseline"
 CHECK_DELAY, SHORT_DELAY = 32, 4  # spec §5 checks 4-6
@@ -244,11 +245,7 @@ def protokv_tables(report: ProtoReport) -> list[tuple[str, list[str], list[list[
 
 def plot_protokv(report: ProtoReport, path: Path) -> str:
     """Accuracy against delay, one line per arm, with the engine's intervals."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
     styles = {
         "full": ("#555555", ":"),

@@ -5,28 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.suites.provenance.report import ProvenanceReport, rate_interval
-
-
-def _plt():  # noqa: ANN202
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, stem: Path) -> list[str]:  # noqa: ANN001
-    paths = [str(stem.parent / f"{stem.name}.png"), str(stem.parent / f"{stem.name}.svg")]
-    for path in paths:
-        fig.savefig(path, dpi=110)
-    _plt().close(fig)
-    return paths
+from harness.suites.sections import pyplot, save_figure
 
 
 def plot_power(report: ProvenanceReport, stem: Path) -> list[str]:
     """One panel per γ: measured power against n (Wilson bars), predicted as lines."""
-    plt = _plt()
+    plt = pyplot()
     gammas = sorted({c["gamma"] for c in report.cells})
     fig, axes = plt.subplots(1, len(gammas), figsize=(4.4 * len(gammas), 3.4), squeeze=False)
     for ax, gamma in zip(axes[0], gammas, strict=True):
@@ -54,12 +38,12 @@ def plot_power(report: ProvenanceReport, stem: Path) -> list[str]:
         ax.legend(fontsize=7)
     fig.suptitle(f"provenance {report.preset}: power, measured and predicted")
     fig.tight_layout()
-    return _save(fig, stem)
+    return save_figure(fig, stem)
 
 
 def plot_pareto(report: ProvenanceReport, stem: Path) -> list[str]:
     """Measured (KL, power at n = 100) per grid cell, predicted curves, the selected point."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.6, 4.0))
     gammas = sorted({c["gamma"] for c in report.cells})
     sel = report.selection
@@ -86,12 +70,12 @@ def plot_pareto(report: ProvenanceReport, stem: Path) -> list[str]:
     ax.set_title(f"provenance {report.preset}: power–distortion")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, stem)
+    return save_figure(fig, stem)
 
 
 def plot_students(report: ProvenanceReport, stem: Path) -> list[str]:
     """−log10 p and v̄ − γ (open, supervised) at matched KL, per student and epoch count."""
-    plt = _plt()
+    plt = pyplot()
     groups = sorted({(m.arch, m.epoch) for m in report.matched})
     fig, axes = plt.subplots(2, len(groups), figsize=(3.6 * len(groups), 6.0), squeeze=False)
     for col, (arch, epoch) in enumerate(groups):
@@ -119,4 +103,4 @@ def plot_students(report: ProvenanceReport, stem: Path) -> list[str]:
             ax.legend(fontsize=7)
     fig.suptitle(f"provenance {report.preset}: students, open mode, supervised")
     fig.tight_layout()
-    return _save(fig, stem)
+    return save_figure(fig, stem)

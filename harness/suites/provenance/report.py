@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 from harness.logs import LogRecord, load_training_runs
-from harness.report.sections import log_heading, preset_of
 from harness.stats.compare import estimate, pair_family
 from harness.stats.design import POSITIVE, Design
 from harness.stats.intervals import Interval
 from harness.suites.catalog import get_suite
+from harness.suites.sections import log_heading, preset_of
 
 DESIGN = get_suite("provenance").design  # unit: seed; scores unbounded (-log10 p, excess)
 PER_TEXT = dataclasses.replace(DESIGN, unit="item", score="binary")  # detected or not, per text

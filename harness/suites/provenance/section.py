@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from harness.report.sections import Plot, ReportSection, SectionView, Table
 from harness.suites.provenance.plots import plot_pareto, plot_power, plot_students
 from harness.suites.provenance.report import (
     Check,
@@ -17,6 +16,7 @@ from harness.suites.provenance.report import (
     fmt,
     rate_interval,
 )
+from harness.suites.sections import Plot, ReportSection, SectionView, Table
 
 
 def _fpr_table(r: ProvenanceReport) -> Table | None:

@@ -35,11 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.compare.pairs import comparable_groups
 from harness.logs import LogRecord, read_samples
 from harness.stats.cluster_quantile import cluster_quantile_interval
 from harness.stats.compare import PairEstimate, Tally
 from harness.stats.design import Design
 from harness.stats.intervals import Interval
+from harness.suites.sections import pyplot, save_figure
 
 QUANTILES = (0.5, 0.95, 0.99)
 SLO_POINTS = 200  # thresholds on the attainment curve
@@ -346,11 +348,9 @@ def build_group(records: list[LogRecord]) -> ServingReport:
 
 
 def build_reports(records: list[LogRecord]) -> list[ServingReport]:
-    """One report per group of comparable logs."""
-    groups: dict[tuple, list[LogRecord]] = {}
-    for r in records:
-        groups.setdefault(r.identity.comparable, []).append(r)
-    return [build_group(rs) for _, rs in sorted(groups.items(), key=lambda kv: str(kv[0]))]
+    """One report per group of comparable logs (the comparison engine's groups)."""
+    groups, _ = comparable_groups(records)
+    return [build_group(list(group.records)) for group in groups]
 
 
 def _ci(ci: Interval) -> str:
@@ -411,11 +411,7 @@ def tables(report: ServingReport) -> list[tuple[str, list[str], list[list[str]]]
 
 def plot(report: ServingReport, stem: Path) -> list[str]:
     """SLO attainment curves (TTLT) and γ over time."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     for i, p in enumerate(report.policies):
         missed = 1.0 - np.asarray(p.slo_attained)
@@ -436,7 +432,4 @@ def plot(report: ServingReport, stem: Path) -> list[str]:
     if any(p.gamma for p in report.policies):
         right.legend(fontsize=7)
     fig.tight_layout()
-    png = stem.with_name(f"{stem.name}.png")
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return [str(png)]
+    return save_figure(fig, stem, ("png",))

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from harness.suites.sections import Figure, ReportSection, section_view
+from harness.suites.serving.report import build_reports, plot, tables
 
-from harness.report.sections import Plot, ReportSection, SectionView
-from harness.suites.serving.report import ServingReport, build_reports, plot, tables
-
-
-def view(report: ServingReport) -> SectionView:
-    """Tables, checks and the SLO / γ plot of one group."""
-    alt = (
-        "serving: share of requests missing a TTLT threshold per policy, log scale (left), and "
-        "gamma-Ada's gamma over simulated time per sample (right)"
-    )
-    return SectionView(
-        heading=report.heading,
-        tables=tuple(tables(report)),
-        notes_caption="Acceptance checks (spec section 5.3) and settings",
-        notes=report.checks + report.settings,
-        plots=(Plot(alt, lambda stem: plot(report, Path(stem))),),
-    )
-
-
+view = section_view(
+    heading=lambda report: report.heading,
+    tables=tables,
+    notes_caption="Acceptance checks (spec section 5.3) and settings",
+    notes=lambda report: report.checks + report.settings,
+    figures=[Figure("serving: share of requests missing a TTLT threshold per policy, log scale "
+                    "(left), and gamma-Ada's gamma over simulated time per sample (right)", plot)],
+)  # fmt: skip
 SECTION = ReportSection("serving: tail-aware scheduling (UniBoost)", "serving", build_reports, view)

@@ -44,6 +44,7 @@ from harness.stats.design import POSITIVE
 from harness.stats.intervals import Interval, ratio_interval
 from harness.stats.paired import PairedTest
 from harness.suites.catalog import get_suite
+from harness.suites.sections import pyplot
 
 METRICS = ("tpf", "apf", "apt")
 DESIGN = get_suite("team").design  # unit: item (seed, prompt); cluster: seed; exact match 0/1
@@ -253,11 +254,7 @@ def team_tables(report: TeamReport) -> list[tuple[str, list[str], list[list[str]
 
 def plot_team(report: TeamReport, path: Path) -> str:
     """Exact match, TPF, APF and APT per variant with 95% intervals, one panel each."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.4))
     names = [v.variant for v in report.rows]
     panels = [
