@@ -25,7 +25,7 @@ PACKAGE = ROOT / "harness"
 # bottom to top; the floor of a room is that of its first folder under harness/
 FLOORS: tuple[frozenset[str], ...] = (
     frozenset({"harness", "stats"}),
-    frozenset({"models", "scorers", "kernels", "sandbox", "sage", "suco"}),
+    frozenset({"compare", "models", "scorers", "kernels", "sandbox", "sage", "suco"}),
     frozenset({"suites"}),
     frozenset({"eval", "report", "board", "leaderboard", "testing"}),
     frozenset({"cli", "validation", "plugin"}),
