@@ -18,10 +18,11 @@ builds the settings, the samples and the pool, and names the suite in the log's 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -32,8 +33,8 @@ from harness.errors import HarnessUsageError
 if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.dataset import Sample
-    from inspect_ai.scorer import Scorer
-    from inspect_ai.solver import Solver
+    from inspect_ai.scorer import Score, Scorer, Target
+    from inspect_ai.solver import Solver, TaskState
 
 T = TypeVar("T")
 
@@ -148,6 +149,45 @@ async def run_training(pool: TrainingPool | int, fn: Callable[..., T], *args: An
     where["seconds"] = round(time.perf_counter() - start, 3)
     transcript().info(where, source="training")
     return result
+
+
+async def record_run(
+    state: TaskState,
+    pool: TrainingPool | int,
+    model: str,
+    headline: Callable[[Any], str],
+    fn: Callable[..., Any],
+    *args: Any,
+) -> TaskState:
+    """A training solver's step: run `fn(*args)` where `pool` says, keep its result.
+
+    The result goes in the sample's metadata as `run`; the output, from `model`, is
+    `headline(result)`.
+    """
+    from inspect_ai.model import ModelOutput
+
+    result = await run_training(pool, fn, *args)
+    state.metadata["run"] = result
+    state.output = ModelOutput.from_content(model=model, content=headline(result))
+    return state
+
+
+def score_run(
+    score: Callable[[TaskState, Any], Score], *, unfinished: float = math.nan
+) -> Callable[[TaskState, Target], Awaitable[Score]]:
+    """A training scorer's function: `score(state, run)` of the sample's recorded run.
+
+    A sample without a run (its training did not finish) scores `unfinished` and says so.
+    """
+    from inspect_ai.scorer import Score
+
+    async def score_state(state: TaskState, target: Target) -> Score:
+        run = state.metadata.get("run")
+        if run is None:
+            return Score(value=unfinished, explanation="the run did not finish")
+        return score(state, run)
+
+    return score_state
 
 
 def training_task(

@@ -31,14 +31,13 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import Work, checked_args, count, positive
 from harness.suites.bandpo.arms import ALL_ARMS, parse_arms
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 SUITE = "bandpo"
 PRESETS = ("quick", "sweep", "paper")
@@ -73,6 +72,14 @@ def _override(settings: dict[str, Any], name: str, value: float | None, kind: ty
     settings[name] = kind(value)
 
 
+def _bandit_line(run: dict[str, Any]) -> str:
+    return f"iterations to p_best > 0.5: {run['iterations_to_target']}"
+
+
+def _rlvr_line(run: dict[str, Any]) -> str:
+    return f"success {run['start_mean']:.3f} -> {run['final_mean']:.3f}"
+
+
 @solver
 def train_arm(experiment: str, pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
@@ -83,17 +90,11 @@ def train_arm(experiment: str, pool: TrainingPool | int = 1) -> Solver:
             from harness.suites.bandpo.bandit import BanditConfig, train_bandit_dict
 
             cfg: Any = BanditConfig(m["arm"], m["seed"], **m["settings"])
-            result = await run_training(pool, train_bandit_dict, cfg)
-            text = f"iterations to p_best > 0.5: {result['iterations_to_target']}"
-        else:
-            from harness.suites.bandpo.rlvr import RLVRConfig, train_rlvr_dict
+            return await record_run(state, pool, SUITE, _bandit_line, train_bandit_dict, cfg)
+        from harness.suites.bandpo.rlvr import RLVRConfig, train_rlvr_dict
 
-            cfg = RLVRConfig(m["arm"], m["seed"], **m["settings"])
-            result = await run_training(pool, train_rlvr_dict, cfg)
-            text = f"success {result['start_mean']:.3f} -> {result['final_mean']:.3f}"
-        state.metadata["run"] = result
-        state.output = ModelOutput.from_content(model=SUITE, content=text)
-        return state
+        cfg = RLVRConfig(m["arm"], m["seed"], **m["settings"])
+        return await record_run(state, pool, SUITE, _rlvr_line, train_rlvr_dict, cfg)
 
     return solve
 
@@ -102,10 +103,7 @@ def train_arm(experiment: str, pool: TrainingPool | int = 1) -> Solver:
 def clip_rule_score() -> Scorer:
     """Bandit: iterations to p_best > 0.5 (never: the budget); RLVR: final mean success."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        run = state.metadata.get("run")
-        if run is None:
-            return Score(value=float("nan"), explanation="the run did not finish")
+    def score(state: TaskState, run: dict[str, Any]) -> Score:
         head = {"arm": state.metadata["arm"], "seed": state.metadata["seed"]}
         if "iterations_to_target" in run:
             hit = run["iterations_to_target"]
@@ -115,7 +113,7 @@ def clip_rule_score() -> Scorer:
         extra = {"start_mean": run["start_mean"], "final_entropy": run["final_entropy"]}
         return Score(value=run["final_mean"], metadata={**head, **extra})
 
-    return score
+    return score_run(score)
 
 
 def _task(function: str, preset: str, arms: str | None, seeds: int | None,

@@ -18,13 +18,12 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import checked_args, count, positive
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 SUITE = "causaldpo"
 FIXED_ARMS = ("sft", "dpo", "sdpo", "causaldpo-code", "causaldpo-oracle", "irm-oracle")
@@ -106,6 +105,10 @@ def settings_for(
     return settings
 
 
+def _headline(run: dict[str, Any]) -> str:
+    return f"OOD NDCG@10 {run['ood_ndcg10']:.4f}, IID {run['iid_ndcg10']:.4f}"
+
+
 @solver
 def train_arm(pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
@@ -115,11 +118,7 @@ def train_arm(pool: TrainingPool | int = 1) -> Solver:
 
         m = state.metadata
         spec = RunSpec(m["arm"], m["seed"], tuple(sorted(m["settings"].items())))
-        result = await run_training(pool, train_run, spec)
-        state.metadata["run"] = result
-        text = f"OOD NDCG@10 {result['ood_ndcg10']:.4f}, IID {result['iid_ndcg10']:.4f}"
-        state.output = ModelOutput.from_content(model=SUITE, content=text)
-        return state
+        return await record_run(state, pool, SUITE, _headline, train_run, spec)
 
     return solve
 
@@ -128,15 +127,12 @@ def train_arm(pool: TrainingPool | int = 1) -> Solver:
 def ood_ndcg() -> Scorer:
     """OOD NDCG@10 of the run; every split's metrics in the score's metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        run = state.metadata.get("run")
-        if run is None:
-            return Score(value=float("nan"), explanation="the run did not finish")
+    def score(state: TaskState, run: dict[str, Any]) -> Score:
         keep = {k: v for k, v in run.items() if k.endswith(("ndcg10", "hr10", "pop1", "orr10"))}
         head = {"arm": state.metadata["arm"], "seed": state.metadata["seed"], "ari": run["ari"]}
         return Score(value=run["score"], metadata={**head, **keep})
 
-    return score
+    return score_run(score)
 
 
 @task

@@ -24,8 +24,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
@@ -33,7 +32,7 @@ from harness.suites.arg_ranges import Range, checked_args, count
 from harness.suites.imgcot.problems import COT_LEN, STEP_LEN, STEPS
 from harness.suites.imgcot.render import Canvas, check_canvas
 from harness.suites.imgcot.runs import ARMS, RunSpec, run
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 SUITE = "imgcot"
 BASE: dict[str, Any] = dict(k=3, d_z=32, hidden=128, dec_hidden=256, lr=2e-3, batch=128,
@@ -95,10 +94,7 @@ def train_arm(pool: TrainingPool | int = 1) -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         m = state.metadata
         spec = RunSpec(m["arm"], m["seed"], tuple(sorted(m["settings"].items())))
-        result = await run_training(pool, run, spec)
-        state.metadata["run"] = result
-        state.output = ModelOutput.from_content(model=SUITE, content=f"{result['score']:.4f}")
-        return state
+        return await record_run(state, pool, SUITE, lambda r: f"{r['score']:.4f}", run, spec)
 
     return solve
 
@@ -107,16 +103,13 @@ def train_arm(pool: TrainingPool | int = 1) -> Solver:
 def run_score() -> Scorer:
     """Test accuracy of the run, its tokens and stage-1 metrics in the metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        result = state.metadata.get("run")
-        if result is None:
-            return Score(value=float("nan"), explanation="the run did not finish")
+    def score(state: TaskState, result: dict[str, Any]) -> Score:
         keep = ("tokens", "budget", "text_recon_acc", "image_bce", "mean_image_bce",
                 "kept_positions", "encoder_input_sha", "pillow")  # fmt: skip
         details = {k: state.metadata[k] for k in ("arm", "seed")}
         return Score(value=result["score"], metadata={**details, **{k: result[k] for k in keep}})
 
-    return score
+    return score_run(score)
 
 
 @task

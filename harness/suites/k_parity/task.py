@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import checked_args, count
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 if TYPE_CHECKING:
     from harness.suites.k_parity.train import RunConfig
@@ -73,6 +72,11 @@ def arm_config(arm: str, seed: int, settings: dict[str, Any]) -> RunConfig:
     return RunConfig("md", schedules[arm](), seed, **settings)
 
 
+def _headline(run: dict[str, Any]) -> str:
+    return (f"test accuracy {run['final_test_acc']:.4f}, "
+            f"steps to generalise {run['steps_to_generalize']}")  # fmt: skip
+
+
 @solver
 def train_parity(pool: TrainingPool | int = 1) -> Solver:
     """Train the sample's run; the result goes in the sample's metadata."""
@@ -81,14 +85,7 @@ def train_parity(pool: TrainingPool | int = 1) -> Solver:
         from harness.suites.k_parity.train import train_run_dict
 
         cfg = arm_config(state.metadata["arm"], state.metadata["seed"], state.metadata["settings"])
-        result = await run_training(pool, train_run_dict, cfg)
-        state.metadata["run"] = result
-        state.output = ModelOutput.from_content(
-            model="k-parity",
-            content=f"test accuracy {result['final_test_acc']:.4f}, "
-            f"steps to generalise {result['steps_to_generalize']}",
-        )
-        return state
+        return await record_run(state, pool, "k-parity", _headline, train_run_dict, cfg)
 
     return solve
 
@@ -97,10 +94,7 @@ def train_parity(pool: TrainingPool | int = 1) -> Solver:
 def final_test_accuracy() -> Scorer:
     """The run's final test accuracy; steps to generalise and curves in the metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        run = state.metadata.get("run")
-        if run is None:
-            return Score(value=0.0, explanation="the run did not finish")
+    def score(state: TaskState, run: dict[str, Any]) -> Score:
         return Score(
             value=run["final_test_acc"],
             metadata={
@@ -111,7 +105,7 @@ def final_test_accuracy() -> Scorer:
             },
         )
 
-    return score
+    return score_run(score, unfinished=0.0)
 
 
 @task

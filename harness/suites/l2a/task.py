@@ -25,7 +25,6 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
@@ -33,7 +32,7 @@ from harness.errors import HarnessUsageError
 from harness.models.l2a.config import PRESETS, run_spec
 from harness.suites.arg_ranges import checked_args, count
 from harness.suites.catalog import suite_metadata
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 # harness.models.l2a.model.VARIANTS (tests/suites/test_l2a_recall.py checks); named here so that
 # importing the task (every inspect command does) does not import torch
@@ -62,11 +61,8 @@ def train_recall(pool: TrainingPool | int = 1) -> Solver:
 
     async def solve(state: TaskState, generate_: Generate) -> TaskState:
         m = state.metadata
-        result = await run_training(pool, _run, m["variant"], m["lam"], m["seed"],
-                                    m["settings"])  # fmt: skip
-        state.metadata["run"] = result
-        state.output = ModelOutput.from_content(model="l2a", content=f"{result['accuracy']:.4f}")
-        return state
+        return await record_run(state, pool, "l2a", lambda r: f"{r['accuracy']:.4f}", _run,
+                                m["variant"], m["lam"], m["seed"], m["settings"])  # fmt: skip
 
     return solve
 
@@ -80,14 +76,11 @@ KEEP = ("routed", "routed_per_layer", "query_routed_per_layer", "ce", "accuracy_
 def recall_accuracy() -> Scorer:
     """The run's recall accuracy; routing, loss and KV figures in the score's metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        run = state.metadata.get("run")
-        if run is None:
-            return Score(value=0.0, explanation="the run did not finish")
+    def score(state: TaskState, run: dict[str, Any]) -> Score:
         details = {k: state.metadata[k] for k in ("variant", "lam", "seed")}
         return Score(value=run["accuracy"], metadata={**details, **{k: run[k] for k in KEEP}})
 
-    return score
+    return score_run(score, unfinished=0.0)
 
 
 def arms(variants: str, lams: str) -> list[tuple[str, float]]:

@@ -23,14 +23,13 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.suites.arg_ranges import checked_args, count
 from harness.suites.lokra.runs import FIT_TARGETS, RunSpec, run
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 FIT_PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(d=64, r=8, kr_side=8, steps=1500, lr=2e-2, eval_every=100),
@@ -75,10 +74,7 @@ def train_adapter(pool: TrainingPool | int = 1) -> Solver:
         m = state.metadata
         spec = RunSpec(m["experiment"], m["method"], m["lam"], m["seed"], m["target"],
                        tuple(sorted(m["settings"].items())))  # fmt: skip
-        result = await run_training(pool, run, spec)
-        state.metadata["run"] = result
-        state.output = ModelOutput.from_content(model="lokra", content=f"{result['score']:.4f}")
-        return state
+        return await record_run(state, pool, "lokra", lambda r: f"{r['score']:.4f}", run, spec)
 
     return solve
 
@@ -87,15 +83,12 @@ def train_adapter(pool: TrainingPool | int = 1) -> Solver:
 def run_score() -> Scorer:
     """The run's score (fit: relative error; transfer: accuracy), its details in metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        result = state.metadata.get("run")
-        if result is None:
-            return Score(value=float("nan"), explanation="the run did not finish")
+    def score(state: TaskState, result: dict[str, Any]) -> Score:
         keep = ("optimum", "krank", "sigma", "params", "final_penalty")
         details = {k: state.metadata[k] for k in ("method", "lam", "seed", "target")}
         return Score(value=result["score"], metadata={**details, **{k: result[k] for k in keep}})
 
-    return score
+    return score_run(score)
 
 
 def _task(

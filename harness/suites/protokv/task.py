@@ -23,8 +23,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
@@ -32,7 +31,7 @@ from harness.suites.arg_ranges import checked_args, count
 from harness.suites.protokv.bank import budget_split
 from harness.suites.protokv.runs import RunSpec, run
 from harness.suites.protokv.world import WorldConfig
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(seeds=8, episodes=40, delays="0,4,8,16,32,64,128,256", frames_budget=8,
@@ -124,11 +123,11 @@ def stream_policies(pool: TrainingPool | int = 1) -> Solver:
         keep = {k: v for k, v in m["settings"].items()
                 if k not in ("seeds", "prototypes", "window")}  # fmt: skip
         spec = RunSpec(m["seed"], tuple(sorted(keep.items())))
-        result = await run_training(pool, run, spec)
-        state.metadata["run"] = result
-        score = sum(result["accuracy"]["protokv"].values()) / len(keep["delays"])
-        state.output = ModelOutput.from_content(model="protokv", content=f"{score:.4f}")
-        return state
+
+        def headline(result: dict[str, Any]) -> str:
+            return f"{sum(result['accuracy']['protokv'].values()) / len(keep['delays']):.4f}"
+
+        return await record_run(state, pool, "protokv", headline, run, spec)
 
     return solve
 
@@ -137,17 +136,14 @@ def stream_policies(pool: TrainingPool | int = 1) -> Solver:
 def protokv_accuracy() -> Scorer:
     """ProtoKV's accuracy averaged over the delays; every arm's per delay in metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        result = state.metadata.get("run")
-        if result is None:
-            return Score(value=float("nan"), explanation="the run did not finish")
+    def score(state: TaskState, result: dict[str, Any]) -> Score:
         acc = result["accuracy"]["protokv"]
         return Score(
             value=sum(acc.values()) / len(acc),
             metadata={"seed": state.metadata["seed"], "accuracy": result["accuracy"]},
         )
 
-    return score
+    return score_run(score)
 
 
 @task

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ModelOutput
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.scorer import Score, Scorer, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
@@ -35,7 +35,7 @@ from harness.suites.provenance.presets import (
     SEEDS,
     SWEEPS,
 )
-from harness.suites.training_pool import TrainingPool, run_training, training_task
+from harness.suites.training_pool import TrainingPool, record_run, score_run, training_task
 
 SUITE = "provenance"
 
@@ -48,10 +48,8 @@ def provenance_run(pool: TrainingPool | int = 1) -> Solver:
         from harness.suites.provenance.runs import run_kind
 
         m = state.metadata
-        result = await run_training(pool, run_kind, m["kind"], m["params"], m["settings"])
-        state.metadata["run"] = result
-        state.output = ModelOutput.from_content(model=SUITE, content=_headline(m["kind"], result))
-        return state
+        return await record_run(state, pool, SUITE, partial(_headline, m["kind"]), run_kind,
+                                m["kind"], m["params"], m["settings"])  # fmt: skip
 
     return solve
 
@@ -79,15 +77,12 @@ def _headline(kind: str, run: dict[str, Any]) -> str:
 def provenance_score() -> Scorer:
     """The run's headline number (see the module docstring); details in the metadata."""
 
-    async def score(state: TaskState, target: Target) -> Score:
-        run = state.metadata.get("run")
-        if run is None:
-            return Score(value=math.nan, explanation="the run did not finish")
+    def score(state: TaskState, run: dict[str, Any]) -> Score:
         kind = state.metadata["kind"]
         return Score(value=_value(kind, run), explanation=_headline(kind, run),
                      metadata={"kind": kind, **state.metadata["params"]})  # fmt: skip
 
-    return score
+    return score_run(score)
 
 
 def _task(
