@@ -52,15 +52,24 @@ class PlanReply:
     problems: tuple[str, ...] = ()  # malformed actions, left out
 
 
-def parse_plan(text: str) -> PlanReply:
-    """The first JSON object in `text` as a reply; PlanFormatError says what is wrong."""
+def reply_json(text: str, name: str = "the reply's JSON") -> Any:
+    """The JSON value that starts at the first `{` of a model's reply.
+
+    PlanFormatError says what is wrong: no `{` in the reply, or `name` does not parse.
+    """
     start = text.find("{")
     if start < 0:
         raise PlanFormatError("no JSON object in the reply")
     try:
         data, _ = json.JSONDecoder().raw_decode(text[start:])
     except json.JSONDecodeError as ex:
-        raise PlanFormatError(f"the reply's JSON does not parse ({ex.msg})") from None
+        raise PlanFormatError(f"{name} does not parse ({ex.msg})") from None
+    return data
+
+
+def parse_plan(text: str) -> PlanReply:
+    """The first JSON object in `text` as a reply; PlanFormatError says what is wrong."""
+    data = reply_json(text)
     if not isinstance(data, dict):
         raise PlanFormatError("the reply's JSON is not an object")
     raw_actions = data.get("next_actions")

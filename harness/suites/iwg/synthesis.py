@@ -32,7 +32,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from harness.errors import HarnessUsageError
 from harness.models.sample_context import bind_sample
-from harness.suites.iwg.plan import PlanFormatError
+from harness.suites.iwg.plan import PlanFormatError, reply_json
 from harness.suites.iwg.prompts import (
     SYNTHESIS_PROMPT_VERSION,
     committee_prompt,
@@ -82,13 +82,7 @@ def load_seeds(path: str | Path) -> list[SeedData]:
 
 
 def _json_reply(text: str, key: str) -> dict[str, Any]:
-    start = text.find("{")
-    if start < 0:
-        raise PlanFormatError("no JSON object in the reply")
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError as ex:
-        raise PlanFormatError(f"the JSON does not parse ({ex.msg})") from None
+    data = reply_json(text, "the JSON")
     if not isinstance(data, dict) or key not in data:
         raise PlanFormatError(f"the JSON has no '{key}'")
     return data
