@@ -45,8 +45,7 @@ def register(kind: str, name: str, target: Any) -> None:
     Registering a name again with the same target is a no-op (a module imported twice); with
     another target it is an error, never a silent replacement.
     """
-    if kind not in _entries:
-        raise ValueError(f"unknown registry kind {kind!r}; kinds: {', '.join(_entries)}")
+    _check_kind(kind)
     if not name:
         raise ValueError(f"a {kind} needs a name")
     known = _entries[kind].get(name)
@@ -55,9 +54,15 @@ def register(kind: str, name: str, target: Any) -> None:
     _entries[kind][name] = target
 
 
-def _load_sources(kind: str) -> None:
-    """Import the modules that register `kind`'s built-ins, and the plugins, once each."""
+def _load_sources(kind: str, until: str | None = None) -> None:
+    """Import the modules that register `kind`'s built-ins, then the plugins, once each.
+
+    With `until`, stop as soon as that name is registered: `harness board` finds its command in
+    `harness.cli.commands` without importing the catalog.
+    """
     for module in (*SOURCES[kind], *_plugins()):
+        if until is not None and until in _entries[kind]:
+            return
         if module not in _loaded:
             _loaded.add(module)
             try:
@@ -75,17 +80,22 @@ def _plugins() -> tuple[str, ...]:
     return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
-def names(kind: str) -> tuple[str, ...]:
-    """Every name registered for `kind`, in registration order."""
+def _check_kind(kind: str) -> None:
     if kind not in _entries:
         raise ValueError(f"unknown registry kind {kind!r}; kinds: {', '.join(_entries)}")
+
+
+def names(kind: str) -> tuple[str, ...]:
+    """Every name registered for `kind`, in registration order."""
+    _check_kind(kind)
     _load_sources(kind)
     return tuple(_entries[kind])
 
 
 def target(kind: str, name: str) -> Any | None:
     """What `name` was registered with (a target string or the object), or None."""
-    names(kind)
+    _check_kind(kind)
+    _load_sources(kind, until=name)
     return _entries[kind].get(name)
 
 
