@@ -4,12 +4,14 @@ An entry is a kind, a name and a target: either the object itself (a catalog's `
 `"module:NAME"` string, imported on first use (as lm-evaluation-harness does), so listing the
 names stays cheap and heavy modules (torch, transformers) load only when a part is used.
 
-Parts register themselves: the module that owns a kind calls `register` for each entry when it
-is imported, and `SOURCES` names that module by string, so the registry imports it the first
-time the kind is asked for. Nothing here imports a higher floor; a string is not an import.
+Parts register themselves: the modules that own a kind call `register` for each entry when
+they are imported, and `SOURCES` names those modules by string, so the registry imports them the
+first time the kind is asked for (the catalog registers a suite's own providers and command group
+beside the suite). Nothing here imports a higher floor; a string is not an import.
 
 Other packages add parts the same way: `HARNESS_PLUGINS=my_pkg.parts,other.mod` names modules
-imported before any kind is listed; each calls `register` (docs/adding-a-suite.md).
+imported before any kind is listed; each calls `register` (a suite: `register_suite` in
+`harness.suites.catalog`, which registers its providers and commands too).
 
     >>> register("provider", "echo", "my_pkg.echo:EchoAPI")
     >>> target("provider", "echo")
