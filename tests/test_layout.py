@@ -16,7 +16,10 @@ TOP_LEVEL = {"__init__.py", "errors.py", "paths.py", "data.py", "logs.py", "plug
              "bounded_zip.py", "manifest_shape.py", "log_integrity.py", "outside_numbers.py",
              "spreadsheet.py", "terminal.py",
              # the one registry: suites, providers, subcommands (issue 43)
-             "registry.py"}  # fmt: skip
+             "registry.py",
+             # -T/-M/ROLE.KEY=VALUE values, and a suite command's run spec, which suites (floor
+             # 2) use without importing eval or cli (issue 43)
+             "kv_args.py", "role_eval.py"}  # fmt: skip
 
 
 def _suite_home(suite) -> Path:

@@ -50,7 +50,8 @@ def check(request: EvalRequest, suite: Suite) -> None:
             )
         return
     _check_until(request, len(specs))
-    if suite.design.score == "unbounded":
+    score = suite.design.score
+    if score == "unbounded":
         raise HarnessUsageError(
             f"--until decided needs scores in [0, 1]; suite '{suite.name}' declares "
             "unbounded scores"
