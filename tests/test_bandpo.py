@@ -10,8 +10,9 @@ from harness.models.methods.band_clip import band_rule, dcpo_rule, fixed_rule
 from harness.stats.pass_at_k import pass_at_k
 from harness.suites.bandpo.arms import ALL_ARMS, parse_arms, rule_of
 from harness.suites.bandpo.bandit import BanditConfig, train_bandit
+from harness.suites.bandpo.log_numbers import BandReport
 from harness.suites.bandpo.metrics import best_k, pass_k
-from harness.suites.bandpo.report import BandReport, build_report
+from harness.suites.bandpo.results import build_report
 from harness.suites.bandpo.rlvr import RLVRConfig, correct, noisy_batch, train_rlvr
 from harness.suites.bandpo.section import tables
 

@@ -7,7 +7,8 @@ Checks the pipeline (both tasks, every run, the report section and its claims) a
 import pytest
 from inspect_ai.log import read_eval_log
 
-from harness.suites.bandpo.report import build_report, comparison, load_runs
+from harness.suites.bandpo.log_numbers import comparison
+from harness.suites.bandpo.results import build_report, load_runs
 from harness.suites.bandpo.section import plot, tables
 from harness.suites.bandpo.task import QUICK_ARMS
 

@@ -112,7 +112,7 @@ def test_the_import_check_catches_every_spelling(tmp_path):
 
 
 def _k_parity() -> Any:
-    from harness.suites.k_parity.report import build_parity_report
+    from harness.suites.k_parity.results import build_parity_report
 
     runs: list[dict[str, Any]] = []
     for arm, hits in {"ar": [100, None, 300], "md-optimal": [400, 500, 450]}.items():
@@ -126,7 +126,7 @@ def _k_parity() -> Any:
 
 
 def _lokra() -> Any:
-    from harness.suites.lokra.report import build_lokra_report
+    from harness.suites.lokra.results import build_lokra_report
 
     def run(method: str, lam: float, seed: int, score: float) -> dict[str, Any]:
         return {"experiment": "fit", "method": method, "lam": lam, "seed": seed,
@@ -141,7 +141,7 @@ def _lokra() -> Any:
 
 
 def _l2a() -> Any:
-    from harness.suites.l2a.report import build_l2a_report
+    from harness.suites.l2a.results import build_l2a_report
 
     def run(variant: str, lam: float, seed: int, ce: float) -> dict[str, Any]:
         return {"variant": variant, "lam": lam, "seed": seed, "accuracy": 0.9, "routed": 0.2,
@@ -156,7 +156,7 @@ def _l2a() -> Any:
 
 
 def _team() -> Any:
-    from harness.suites.team.report import build_team_report
+    from harness.suites.team.results import build_team_report
 
     def run(variant: str, seed: int, pid: int, correct: bool, tpf: float) -> dict[str, Any]:
         return {"variant": variant, "seed": seed, "prompt_id": pid, "task": "reverse",
@@ -171,7 +171,7 @@ def _team() -> Any:
 
 
 def _posttrainbench() -> Any:
-    from harness.suites.posttrainbench.report import build_report
+    from harness.suites.posttrainbench.results import build_report
 
     base = {f"q{i}": float(i % 3 == 0) for i in range(24)}
 
@@ -201,7 +201,7 @@ def _record(suite: str, task: str, samples: list[Any], model: str = "m",
 
 def _mas_prove() -> Any:
     from harness.logs import SampleScore
-    from harness.suites.mas_prove.report import build_mas_report
+    from harness.suites.mas_prove.results import build_mas_report
 
     samples = []
     for verifier, granularity in (("none", "-"), ("oracle", "agent")):
@@ -221,7 +221,7 @@ def _mas_prove() -> Any:
 
 def _iwg() -> Any:
     from harness.logs import SampleScore
-    from harness.suites.iwg.report import build_group
+    from harness.suites.iwg.results import build_group
 
     rng = np.random.default_rng(0)
     records = []
@@ -241,7 +241,7 @@ def _iwg() -> Any:
 
 def _serving() -> Any:
     from harness.logs import SampleScore
-    from harness.suites.serving.report import build_group
+    from harness.suites.serving.results import build_group
 
     rng = np.random.default_rng(0)
     records = []

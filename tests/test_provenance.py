@@ -44,7 +44,7 @@ from harness.suites.provenance.radioactivity import (
     fingerprint_test,
     open_means,
 )
-from harness.suites.provenance.report import interpolate
+from harness.suites.provenance.results import interpolate
 from harness.suites.provenance.selection import (
     CalibrationPositions,
     UniformPositions,

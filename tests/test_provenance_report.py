@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.report.sections import SectionOutput, section_markdown, write_plots
 from harness.stats.compare import clean_json
-from harness.suites.provenance.report import report_from_runs
+from harness.suites.provenance.results import report_from_runs
 from harness.suites.provenance.section import SECTION, view
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from harness.suites.provenance.report import report_from_runs
+from harness.suites.provenance.results import report_from_runs
 from harness.suites.provenance.section import view
 from tests.test_provenance_report import example_runs
 

@@ -140,7 +140,7 @@ def test_t_quantile_factor_is_the_korn_graubard_one():
 
 def _report_coverage(clusters: int, per: int, reps: int, seed: int) -> tuple[float, float]:
     """P99 coverage of the 95% inverted interval and of the one the serving report prints."""
-    from harness.suites.serving.report import percentile_interval
+    from harness.suites.serving.results import percentile_interval
 
     rng = np.random.default_rng(seed)
     labels = np.repeat(np.arange(clusters), per)

@@ -13,7 +13,7 @@ import numpy as np
 
 from harness.logs import LogIdentity, LogRecord, SampleScore
 from harness.suites.catalog import get_suite
-from harness.suites.serving.report import build_group, tables
+from harness.suites.serving.results import build_group, tables
 
 DESIGN = get_suite("serving").design
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessUsageError
-from harness.suites.causaldpo.report import build_report, load_runs, plot_iid_ood
+from harness.suites.causaldpo.results import build_report, load_runs, plot_iid_ood
 from harness.suites.causaldpo.section import tables, view
 from harness.suites.causaldpo.task import causaldpo
 

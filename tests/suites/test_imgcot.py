@@ -131,7 +131,7 @@ def test_micro_run_end_to_end_with_report(tmp_path):
     from inspect_ai.log import read_eval_log
 
     from harness.eval import EvalRequest, run  # the CLI is not under test
-    from harness.suites.imgcot.report import (
+    from harness.suites.imgcot.results import (
         build_imgcot_report,
         imgcot_tables,
         load_imgcot_runs,
@@ -171,7 +171,7 @@ def test_micro_run_end_to_end_with_report(tmp_path):
 
 def example_report():
     """A constructed imgcot report: 3 seeds x 7 arms, one errored run (tests/test_design.py)."""
-    from harness.suites.imgcot.report import build_imgcot_report
+    from harness.suites.imgcot.results import build_imgcot_report
     from harness.suites.imgcot.runs import ARMS
 
     base = {"no_cot": 0.45, "explicit_cot": 0.70, "text_latents": 0.35, "imgcot": 0.31,

@@ -15,7 +15,7 @@ from harness.stats.exact import median_interval, sign_flip_interval
 from harness.stats.intervals import wilson
 from harness.suites.catalog import get_suite
 from harness.suites.k_parity.data import make_parity_data
-from harness.suites.k_parity.report import (
+from harness.suites.k_parity.results import (
     build_parity_report,
     load_runs,
     parity_tables,

@@ -14,7 +14,7 @@ from harness.stats.compare import one_sided, pair_family
 from harness.stats.design import POSITIVE
 from harness.stats.intervals import t_interval
 from harness.suites.catalog import get_suite
-from harness.suites.lokra.report import (
+from harness.suites.lokra.results import (
     arm_name,
     build_lokra_report,
     load_lokra_runs,
@@ -195,7 +195,7 @@ def test_pairs_decide_tiny_and_zero_differences_exactly():
 
 def test_lokra_table_says_not_tested_for_a_nan_p():
     from harness.stats.intervals import Interval
-    from harness.suites.lokra.report import LokraPair, LokraReport
+    from harness.suites.lokra.results import LokraPair, LokraReport
 
     nan = math.nan
     pair = LokraPair(

@@ -1,6 +1,6 @@
 """Issue 40 for LoKRA: a relative error (>= 0) and an accuracy (in [0, 1]) keep to their support."""
 
-from harness.suites.lokra.report import build_lokra_report, lokra_tables
+from harness.suites.lokra.results import build_lokra_report, lokra_tables
 
 
 def _runs(experiment, scores, method, lam=0.0):

@@ -9,7 +9,7 @@ import pytest
 from harness.errors import HarnessUsageError
 from harness.stats.compare import pair_family
 from harness.suites.catalog import get_suite
-from harness.suites.protokv.report import (
+from harness.suites.protokv.results import (
     BEST,
     build_protokv_report,
     load_protokv_runs,

@@ -12,7 +12,7 @@ from harness.stats.design import POSITIVE
 from harness.stats.intervals import clustered_t_interval, ratio_interval, t_interval, wilson
 from harness.stats.resampling import clustered_wilson
 from harness.suites.catalog import get_suite
-from harness.suites.team.report import build_team_report, load_team_runs, plot_team, team_tables
+from harness.suites.team.results import build_team_report, load_team_runs, plot_team, team_tables
 from harness.suites.team.task import team
 
 

@@ -43,7 +43,6 @@ from harness.suites.swe_rebench.log_parsers import (
     parse_log_node_test,
     parse_log_pytest,
 )
-from harness.suites.swe_rebench.reports import read_report
 from harness.suites.swe_rebench.repos import materialise
 from harness.suites.swe_rebench.runner import (
     CandidateRun,
@@ -53,6 +52,7 @@ from harness.suites.swe_rebench.runner import (
 )
 from harness.suites.swe_rebench.scoring import score_run
 from harness.suites.swe_rebench.task_format import SweTask, parse_task
+from harness.suites.swe_rebench.test_outcomes import read_report
 from tests.swe.make_fixture_tasks import FIXTURES, _diff, _git, _write
 from tests.swe.rows import task_row
 from tests.swe.test_suite import _eval, _tasks, fixture_dir, needs_bwrap  # noqa: F401

@@ -15,16 +15,13 @@ start policy's success rate lies in 10-30%.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from harness.stats.compare import PairEstimate, pair_family
 from harness.stats.design import rejects
 from harness.suites.bandpo.arms import BASELINE
-
-if TYPE_CHECKING:
-    from harness.suites.bandpo.report import BandReport
+from harness.suites.bandpo.log_numbers import BandReport, comparison
 
 BANDKL = ("bandkl-0.05", "bandkl")  # the authors' setting, by either name
 
@@ -73,8 +70,6 @@ def verdict(pairs: list[PairEstimate], claimed: int, alpha: float) -> str:
 
 
 def _pairs(report: BandReport, key: str, arms: list[str]) -> list[PairEstimate]:
-    from harness.suites.bandpo.report import comparison
-
     comp = comparison(report, key)
     if comp is None:
         return []
@@ -83,8 +78,6 @@ def _pairs(report: BandReport, key: str, arms: list[str]) -> list[PairEstimate]:
 
 
 def _arm_mean(report: BandReport, key: str, arm: str) -> float:
-    from harness.suites.bandpo.report import comparison
-
     comp = comparison(report, key)
     est = comp.arm(arm) if comp is not None else None
     return est.interval.estimate if est is not None else math.nan
@@ -156,8 +149,6 @@ def _rlvr(report: BandReport, arms: list[str]) -> tuple[str, ...]:
                        + f": {verdict(pairs, claimed, alpha)}.")  # fmt: skip
     kl = next((a for a in BANDKL if a in arms), None)
     if kl and "bandkl-relax" in arms:
-        from harness.suites.bandpo.report import comparison
-
         comp = comparison(report, "mean")
         if comp is not None:
             scores = {a: {} for a in (kl, "bandkl-relax")}

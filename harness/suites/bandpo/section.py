@@ -14,7 +14,8 @@ import numpy as np
 from harness.stats.compare import PairEstimate
 from harness.stats.intervals import Interval
 from harness.suites.bandpo.claims import steps_text
-from harness.suites.bandpo.report import BandReport, build_report, load_runs
+from harness.suites.bandpo.log_numbers import BandReport
+from harness.suites.bandpo.results import build_report, load_runs
 from harness.suites.sections import (
     Figure,
     Table,

@@ -23,7 +23,7 @@ from harness.stats.compare import PairEstimate
 from harness.suites.causaldpo.units import unit_checks
 
 if TYPE_CHECKING:
-    from harness.suites.causaldpo.report import CausalReport
+    from harness.suites.causaldpo.results import CausalReport
 
 PREMISE_P = 0.01  # the spec's gate
 MARGIN = 0.02  # the non-inferiority margin on IID NDCG@10

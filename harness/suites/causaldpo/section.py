@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from harness.stats.compare import PairEstimate
-from harness.suites.causaldpo.report import (
+from harness.suites.causaldpo.results import (
     BASELINE,
     KINDS,
     SPLITS,

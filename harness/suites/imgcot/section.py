@@ -6,7 +6,7 @@ file (`harness.suites.sections`).
 
 from __future__ import annotations
 
-from harness.suites.imgcot.report import (
+from harness.suites.imgcot.results import (
     build_imgcot_report,
     imgcot_tables,
     load_imgcot_runs,

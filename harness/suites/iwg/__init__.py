@@ -10,5 +10,5 @@ Reimplemented from the spec (`specs/iwg.md`); the authors' code was read, not co
 - `metrics.py`, `scorers.py`: LCS-F1, task success, Step-SR, EH-F1, faithfulness,
   consistency, scheduling entropy;
 - `dynamics.py`: the entropy-dynamics fit, a placeholder model (ours), not the paper's equation;
-- `report.py`, `section.py`: the report section; `cli.py`: `harness iwg generate|synthesize`.
+- `results.py`, `section.py`: the report section; `cli.py`: `harness iwg generate|synthesize`.
 """

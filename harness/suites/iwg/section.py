@@ -7,7 +7,7 @@ a plot of H(t) with the fit beside a goodness-of-fit panel.
 
 from __future__ import annotations
 
-from harness.suites.iwg.report import build_reports, notes, plot_curves, tables
+from harness.suites.iwg.results import build_reports, notes, plot_curves, tables
 from harness.suites.sections import Figure, ReportSection, section_view
 
 view = section_view(

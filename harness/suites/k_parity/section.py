@@ -7,7 +7,7 @@ file (`harness.suites.sections`).
 from __future__ import annotations
 
 from harness.logs import LogRecord
-from harness.suites.k_parity.report import (
+from harness.suites.k_parity.results import (
     ParityReport,
     build_parity_report,
     load_runs,

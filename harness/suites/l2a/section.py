@@ -6,7 +6,7 @@ file (`harness.suites.sections`).
 
 from __future__ import annotations
 
-from harness.suites.l2a.report import build_l2a_report, l2a_tables, load_l2a_runs, plot_l2a
+from harness.suites.l2a.results import build_l2a_report, l2a_tables, load_l2a_runs, plot_l2a
 from harness.suites.sections import per_log_section, png_figure, section_view
 
 view = section_view(

@@ -6,7 +6,7 @@ file (`harness.suites.sections`).
 
 from __future__ import annotations
 
-from harness.suites.lokra.report import (
+from harness.suites.lokra.results import (
     build_lokra_report,
     load_lokra_runs,
     lokra_tables,

@@ -11,7 +11,7 @@ from harness.compare.pairs import p_text
 from harness.stats.design import rejects
 from harness.stats.intervals import Interval
 from harness.stats.paired import PairedTest
-from harness.suites.mas_prove.report import (
+from harness.suites.mas_prove.results import (
     DESIGN,
     MasReport,
     build_mas_report,

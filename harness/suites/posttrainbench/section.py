@@ -6,7 +6,7 @@ Declared in the catalog (`Suite.section`); one result per log (`harness.suites.s
 from __future__ import annotations
 
 from harness.logs import LogRecord, load_training_runs
-from harness.suites.posttrainbench.report import RUN_KEYS, PtbReport, build_report, report_tables
+from harness.suites.posttrainbench.results import RUN_KEYS, PtbReport, build_report, report_tables
 from harness.suites.sections import per_log_section, section_view
 
 

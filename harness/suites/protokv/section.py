@@ -6,7 +6,7 @@ file (`harness.suites.sections`).
 
 from __future__ import annotations
 
-from harness.suites.protokv.report import (
+from harness.suites.protokv.results import (
     build_protokv_report,
     load_protokv_runs,
     plot_protokv,

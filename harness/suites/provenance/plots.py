@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.suites.provenance.report import ProvenanceReport, rate_interval
+from harness.suites.provenance.results import ProvenanceReport, rate_interval
 from harness.suites.sections import pyplot, save_figure
 
 

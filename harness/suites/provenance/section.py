@@ -1,6 +1,6 @@
 """The provenance report section: tables, plots, the five checks and one line per paper claim.
 
-Declared in the catalog (`Suite.section`). One result per preset (`report.build_reports`).
+Declared in the catalog (`Suite.section`). One result per preset (`results.build_reports`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from harness.suites.provenance.plots import plot_pareto, plot_power, plot_students
-from harness.suites.provenance.report import (
+from harness.suites.provenance.results import (
     Check,
     ProvenanceReport,
     build_reports,

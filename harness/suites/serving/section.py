@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.suites.sections import Figure, ReportSection, section_view
-from harness.suites.serving.report import build_reports, plot, tables
+from harness.suites.serving.results import build_reports, plot, tables
 
 view = section_view(
     heading=lambda report: report.heading,

@@ -25,7 +25,7 @@ runner that lies cannot keep right.
 What this cannot catch (ours, a heuristic; see docs/validation/swe-rebench.md): code that reaches
 the framework indirectly (`getattr` on a built string, an import hook installed by a `.pth` file
 the tests never name). Output forged on stdout is beaten where the runner writes a JUnit report
-(`swe_rebench.reports`); code that goes after that report is flagged when it names it.
+(`swe_rebench.test_outcomes`); code that goes after that report is flagged when it names it.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ INTERNALS = (
         re.compile(r"\bbuiltins\s*\.\s*__import__\b|\bimportlib\.abc\b|\bsys\.meta_path\b"),
         "import machinery",
     ),  # fmt: skip
-    (  # the JUnit report the results come from, or the options that place it (`reports.py`)
+    (  # the JUnit report the results come from, or the options that place it (`test_outcomes.py`)
         re.compile(r"junit|xunit|PYTEST_ADDOPTS|NODE_OPTIONS|test-reporter", re.IGNORECASE),
         "the test report",
     ),

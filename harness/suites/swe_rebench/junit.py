@@ -1,7 +1,7 @@
 """JUnit XML test reports: a hardened reader, and the map from their test cases to task test ids.
 
 A report is written by the test runner itself, so a candidate cannot forge it by printing lines
-that look like results, as it can forge stdout (see `swe_rebench.reports` for where the report
+that look like results, as it can forge stdout (see `swe_rebench.test_outcomes` for where the report
 is written and how it is read back). Two runners write one with an option we can pass without
 installing anything:
 

@@ -10,7 +10,7 @@ follows the authors' scoring procedure (`specs/swe-rebench.md`, section 2):
    applies nothing.
 3. Run each `install` line, then each `test_cmd` line, with `bash -c` and a timeout. Where the
    task's runner can write a JUnit report (pytest, `node --test`), each test line is told to
-   write one into a fresh folder with a random name (`swe_rebench.reports`).
+   write one into a fresh folder with a random name (`swe_rebench.test_outcomes`).
 4. Take the per-test results from those reports, or, for a runner with none, from the combined
    stdout and stderr through the task's parser, and score them with `score_run`. A report that
    was expected and is missing or refused fails the run with that reason; stdout, which the
@@ -41,7 +41,6 @@ from inspect_ai.util import ExecResult, SandboxEnvironment
 from harness.sandbox import BwrapConfig, BwrapSandboxEnvironment, limit_reason
 from harness.suites.swe_rebench.canaries import check, plant
 from harness.suites.swe_rebench.integrity import infrastructure_paths, integrity_flags
-from harness.suites.swe_rebench.reports import ResultsSource, plan_reports, read_results
 from harness.suites.swe_rebench.scoring import (
     PATCH_APPLY_FAILED,
     TEST_PATCH_APPLY_FAILED,
@@ -51,6 +50,7 @@ from harness.suites.swe_rebench.scoring import (
     score_run,
 )
 from harness.suites.swe_rebench.task_format import SweTask
+from harness.suites.swe_rebench.test_outcomes import ResultsSource, plan_reports, read_results
 
 WORK: Final = "/work"
 CANDIDATE_FILE: Final = ".git/harness-candidate.diff"
@@ -172,7 +172,7 @@ async def run_candidate(
         was not the runner's JUnit report.
 
     Notes:
-        Where the task's runner writes a JUnit report (`swe_rebench.reports`), the results
+        Where the task's runner writes a JUnit report (`swe_rebench.test_outcomes`), the results
         are the report's, never stdout's. A report that was expected but that no test line
         wrote, or one that is refused (a link, a FIFO, too large, malformed, a DTD), fails
         the run with the reason "junit_report_missing: ..." or "junit_report_refused: ...":

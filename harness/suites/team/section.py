@@ -7,7 +7,7 @@ file (`harness.suites.sections`).
 from __future__ import annotations
 
 from harness.suites.sections import per_log_section, png_figure, section_view
-from harness.suites.team.report import build_team_report, load_team_runs, plot_team, team_tables
+from harness.suites.team.results import build_team_report, load_team_runs, plot_team, team_tables
 
 view = section_view(
     heading=lambda report: report.label,

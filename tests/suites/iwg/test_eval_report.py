@@ -162,7 +162,7 @@ def test_pairs_are_the_engines_per_metric(logs):
     from harness.logs import parse_score, read_logs
     from harness.stats.compare import compare
     from harness.suites.catalog import catalog_design, get_suite
-    from harness.suites.iwg.report import build_group
+    from harness.suites.iwg.results import build_group
 
     log_dir, _ = logs
     records = list(read_logs([str(log_dir)], designs=catalog_design).used)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from harness.suites.iwg.dynamics import H_CEILING, PlaceholderMeanField, Series, simulate
-from harness.suites.iwg.report import IwgReport, tables
+from harness.suites.iwg.results import IwgReport, tables
 
 
 def _collinear() -> list[Series]:

@@ -13,7 +13,7 @@ from harness.cli.run import EvalRequest, run_eval
 from harness.logs import read_log, read_samples
 from harness.report.sections import SectionOutput, section_markdown, write_plots
 from harness.suites.catalog import catalog_design
-from harness.suites.mas_prove.report import build_mas_report
+from harness.suites.mas_prove.results import build_mas_report
 from harness.suites.mas_prove.section import SECTION, view
 
 

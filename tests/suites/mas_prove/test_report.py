@@ -9,7 +9,7 @@ import numpy as np
 from harness.logs import LogIdentity, LogRecord, SampleScore
 from harness.stats.compare import clean_json, pair_family
 from harness.suites.catalog import get_suite
-from harness.suites.mas_prove.report import build_mas_report
+from harness.suites.mas_prove.results import build_mas_report
 from harness.suites.mas_prove.section import grid_table, notes
 
 

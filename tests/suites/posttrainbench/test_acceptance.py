@@ -19,7 +19,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput,
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 import harness.plugin  # noqa: F401  (registers bwrap and local/)
-from harness.suites.posttrainbench.report import build_report
+from harness.suites.posttrainbench.results import build_report
 from harness.suites.posttrainbench.task import posttrainbench
 
 _SCRIPT: list[ModelOutput] = []

@@ -10,7 +10,7 @@ import pytest
 from harness.suites.posttrainbench import anticheat
 from harness.suites.posttrainbench.benchmarks import BENCHMARKS, Item, splits
 from harness.suites.posttrainbench.judge import parse_verdicts
-from harness.suites.posttrainbench.report import item_interval, replicate_interval
+from harness.suites.posttrainbench.results import item_interval, replicate_interval
 
 
 def test_splits_are_disjoint_and_fixed() -> None:

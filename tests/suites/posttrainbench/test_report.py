@@ -9,7 +9,7 @@ import pytest
 
 from harness.stats.compare import clean_json, pair_family
 from harness.suites.catalog import get_suite
-from harness.suites.posttrainbench.report import build_report, report_tables
+from harness.suites.posttrainbench.results import build_report, report_tables
 
 BASE = {f"q{i}": float(i % 4 == 0) for i in range(40)}  # the base answers 10 of 40
 

@@ -17,46 +17,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import Comparison, compare, estimate
+from harness.stats.compare import compare, estimate
 from harness.stats.design import POSITIVE
 from harness.stats.exact import median_interval
-from harness.stats.intervals import Interval
 from harness.suites.bandpo.arms import BASELINE
+from harness.suites.bandpo.claims import claims_of
+from harness.suites.bandpo.log_numbers import ArmRuns, BandReport
 from harness.suites.bandpo.metrics import BANDIT_METRICS, Metric, rlvr_metrics
 from harness.suites.catalog import get_suite
 
 DESIGN = get_suite("bandpo").design  # unit: seed
-
-
-@dataclass(frozen=True)
-class ArmRuns:
-    """One arm's seeds."""
-
-    arm: str
-    seeds: int  # runs, errored ones included
-    errors: int  # runs that errored (left out of every mean)
-    reached: Interval | None  # bandit: share of seeds reaching p_best > 0.5 (Wilson)
-    median: Interval | None  # bandit: median iterations, order-statistic interval
-
-
-@dataclass(frozen=True)
-class BandReport:
-    """One bandpo log's numbers."""
-
-    label: str  # task and log file
-    experiment: str  # "bandit" or "rlvr"
-    arms: tuple[ArmRuns, ...]
-    metrics: tuple[Metric, ...]  # in the order of `comparisons`
-    comparisons: tuple[Comparison, ...]  # one per metric: arms, and each arm against clip
-    claims: tuple[str, ...]  # one line per claim of the paper
-    runs: tuple[dict[str, Any], ...]  # the finished runs (for the plots)
-    settings: dict[str, Any] = dataclasses.field(default_factory=dict)  # the run settings
 
 
 def load_runs(location: str) -> list[dict[str, Any]]:
@@ -74,8 +49,6 @@ def _design(metric: Metric) -> Any:
 
 def build_report(label: str, runs: list[dict[str, Any]]) -> BandReport:
     """Arms, comparisons against clip and the claims of one log's runs."""
-    from harness.suites.bandpo.claims import claims_of
-
     experiment = next((str(r["experiment"]) for r in runs if r.get("experiment")), "bandit")
     order = {BASELINE: 0}
     by_arm: dict[str, list[dict[str, Any]]] = {}
@@ -110,11 +83,3 @@ def build_report(label: str, runs: list[dict[str, Any]]) -> BandReport:
     partial = BandReport(label, experiment, tuple(arms), metrics, tuple(comparisons), (),
                          tuple(finished), dict(settings))  # fmt: skip
     return dataclasses.replace(partial, claims=claims_of(partial))
-
-
-def comparison(report: BandReport, key: str) -> Comparison | None:
-    """The comparison of the metric with this key, if the log has it."""
-    for metric, comp in zip(report.metrics, report.comparisons, strict=True):
-        if metric.key == key:
-            return comp
-    return None

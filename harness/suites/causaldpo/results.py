@@ -24,6 +24,7 @@ import numpy as np
 from harness.logs import load_training_runs
 from harness.stats.compare import Comparison, compare
 from harness.suites.catalog import get_suite
+from harness.suites.causaldpo.claims import claims_of
 from harness.suites.sections import pyplot
 
 SPLITS = (("val", "IID val"), ("iid", "IID"), ("ood", "OOD"), ("ood_h2", "OOD-H′"))
@@ -99,8 +100,6 @@ def _select(runs: list[dict[str, Any]]) -> str | None:
 
 def build_report(label: str, runs: list[dict[str, Any]]) -> CausalReport:
     """Arms, comparisons against DPO and the claims of one log's runs."""
-    from harness.suites.causaldpo.claims import claims_of
-
     base = design()
     by_arm: dict[str, list[dict[str, Any]]] = {}
     for r in sorted(runs, key=lambda r: (arm_order(r["arm"]), r["seed"])):
