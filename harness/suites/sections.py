@@ -101,6 +101,17 @@ def per_log_section(
     return ReportSection(title, tag, build_all, view)
 
 
+def runs_section(
+    title: str,
+    tag: str,
+    load: Callable[[str], Any],
+    build: Callable[[str, Any], Any],
+    view: Callable[[Any], SectionView],
+) -> ReportSection:
+    """One result per log from the runs it holds: `build(heading, load(log path))`."""
+    return per_log_section(title, tag, lambda heading, r: build(heading, load(r.path)), view)
+
+
 def section_view(
     heading: Callable[[R], str],
     tables: Callable[[R], Iterable[Table]],

@@ -1,8 +1,4 @@
-"""bandpo's report section: per-arm tables, each arm against clip, the claims, the curves.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""bandpo's report section: per-arm tables, each arm against clip, the claims, the curves."""
 
 from __future__ import annotations
 
@@ -19,8 +15,8 @@ from harness.suites.bandpo.results import build_report, load_runs
 from harness.suites.sections import (
     Figure,
     Table,
-    per_log_section,
     pyplot,
+    runs_section,
     save_figure,
     section_view,
 )
@@ -162,9 +158,4 @@ view = section_view(
     notes=lambda report: report.claims,
     figures=[Figure(_alt, plot)],
 )
-SECTION = per_log_section(
-    "BandPO clip rules",
-    "bandpo",
-    lambda heading, record: build_report(heading, load_runs(record.path)),
-    view,
-)
+SECTION = runs_section("BandPO clip rules", "bandpo", load_runs, build_report, view)

@@ -1,8 +1,4 @@
-"""causaldpo's report section: arms per split, each arm against DPO, the checks, IID against OOD.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""causaldpo's report section: arms per split, each arm against DPO, the checks, IID against OOD."""
 
 from __future__ import annotations
 
@@ -18,7 +14,7 @@ from harness.suites.causaldpo.results import (
     load_runs,
     plot_iid_ood,
 )
-from harness.suites.sections import Table, per_log_section, png_figure, section_view
+from harness.suites.sections import Table, png_figure, runs_section, section_view
 
 CHECKS = (
     "Acceptance checks (specs/causaldpo.md §5): differences against DPO on the same seeds, the "
@@ -82,9 +78,4 @@ view = section_view(
     figures=[png_figure("IID against OOD NDCG@10 per arm, and OOD Pop@1 against OOD NDCG@10",
                         plot_iid_ood)],
 )  # fmt: skip
-SECTION = per_log_section(
-    "CausalDPO (reconstructed)",
-    "causaldpo",
-    lambda heading, record: build_report(heading, load_runs(record.path)),
-    view,
-)
+SECTION = runs_section("CausalDPO (reconstructed)", "causaldpo", load_runs, build_report, view)

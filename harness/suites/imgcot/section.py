@@ -1,8 +1,4 @@
-"""ImgCoT's report section (the method is reconstructed): arms, seeds, pairs, checks, the plot.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""ImgCoT's report section (the method is reconstructed): arms, seeds, pairs, checks, the plot."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ from harness.suites.imgcot.results import (
     load_imgcot_runs,
     plot_accuracy_tokens,
 )
-from harness.suites.sections import per_log_section, png_figure, section_view
+from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,
@@ -22,9 +18,6 @@ view = section_view(
     figures=[png_figure("ImgCoT arms: test accuracy against tokens spent before the answer",
                         plot_accuracy_tokens)],
 )  # fmt: skip
-SECTION = per_log_section(
-    "ImgCoT (reconstructed)",
-    "imgcot",
-    lambda heading, record: build_imgcot_report(heading, load_imgcot_runs(record.path)),
-    view,
+SECTION = runs_section(
+    "ImgCoT (reconstructed)", "imgcot", load_imgcot_runs, build_imgcot_report, view
 )

@@ -1,8 +1,4 @@
-"""k-parity's report section: arms, arms paired by seed, the paper's claims, learning curves.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""k-parity's report section: arms, arms paired by seed, the paper's claims, learning curves."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
-"""L2A's report section: full, SWA and L2A arms, routing curves, the spec's acceptance checks.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""L2A's report section: full, SWA and L2A arms, routing curves, the spec's acceptance checks."""
 
 from __future__ import annotations
 
 from harness.suites.l2a.results import build_l2a_report, l2a_tables, load_l2a_runs, plot_l2a
-from harness.suites.sections import per_log_section, png_figure, section_view
+from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,
@@ -17,9 +13,4 @@ view = section_view(
     figures=[png_figure("L2A recall accuracy and routed fraction per arm with their intervals",
                         plot_l2a)],
 )  # fmt: skip
-SECTION = per_log_section(
-    "L2A",
-    "l2a",
-    lambda heading, record: build_l2a_report(heading, load_l2a_runs(record.path)),
-    view,
-)
+SECTION = runs_section("L2A", "l2a", load_l2a_runs, build_l2a_report, view)

@@ -1,8 +1,4 @@
-"""LoKRA's report section (the method is reconstructed): arms, arms against LoRA, the checks.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""LoKRA's report section (the method is reconstructed): arms, arms against LoRA, the checks."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ from harness.suites.lokra.results import (
     lokra_tables,
     plot_lokra,
 )
-from harness.suites.sections import per_log_section, png_figure, section_view
+from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,
@@ -21,9 +17,4 @@ view = section_view(
     notes=lambda report: report.checks,
     figures=[png_figure("LoKRA arms with their intervals", plot_lokra)],
 )
-SECTION = per_log_section(
-    "LoKRA (reconstructed)",
-    "lokra",
-    lambda heading, record: build_lokra_report(heading, load_lokra_runs(record.path)),
-    view,
-)
+SECTION = runs_section("LoKRA (reconstructed)", "lokra", load_lokra_runs, build_lokra_report, view)

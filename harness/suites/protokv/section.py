@@ -1,8 +1,4 @@
-"""ProtoKV's report section: accuracy by delay, the gain over token retention, the checks.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""ProtoKV's report section: accuracy by delay, the gain over token retention, the checks."""
 
 from __future__ import annotations
 
@@ -12,7 +8,7 @@ from harness.suites.protokv.results import (
     plot_protokv,
     protokv_tables,
 )
-from harness.suites.sections import per_log_section, png_figure, section_view
+from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,
@@ -22,9 +18,10 @@ view = section_view(
     figures=[png_figure("Accuracy against query delay, every arm, with 95% intervals over seeds",
                         plot_protokv)],
 )  # fmt: skip
-SECTION = per_log_section(
+SECTION = runs_section(
     "ProtoKV (authors' code; toy world reconstructed)",
     "protokv",
-    lambda heading, record: build_protokv_report(heading, load_protokv_runs(record.path)),
+    load_protokv_runs,
+    build_protokv_report,
     view,
 )

@@ -1,12 +1,8 @@
-"""TEAM's report section: variants against vanilla decoding, the behaviour check, a plot.
-
-Declared in the catalog (`Suite.section`); one result per finished log, headed by its preset and
-file (`harness.suites.sections`).
-"""
+"""TEAM's report section: variants against vanilla decoding, the behaviour check, a plot."""
 
 from __future__ import annotations
 
-from harness.suites.sections import per_log_section, png_figure, section_view
+from harness.suites.sections import png_figure, runs_section, section_view
 from harness.suites.team.results import build_team_report, load_team_runs, plot_team, team_tables
 
 view = section_view(
@@ -16,9 +12,4 @@ view = section_view(
     notes=lambda report: report.checks,
     figures=[png_figure("TEAM variants with their intervals", plot_team)],
 )
-SECTION = per_log_section(
-    "TEAM",
-    "team",
-    lambda heading, record: build_team_report(heading, load_team_runs(record.path)),
-    view,
-)
+SECTION = runs_section("TEAM", "team", load_team_runs, build_team_report, view)
