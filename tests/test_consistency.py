@@ -73,7 +73,7 @@ def logs(tmp_path_factory):
     )
     (log,) = eval(task, model="scripted/j", model_args={"fail": FAILING}, log_dir=str(log_dir),
                   display="none", fail_on_error=False, score_on_error=True)  # fmt: skip
-    # what `harness eval` prints for a log: the rows `harness.eval.run` builds (score_rows of the log)
+    # what `harness eval` prints for a log: the rows `harness.eval.run` builds (score_rows)
     eval_rows += [r.as_dict() for r in score_rows(read_log(log.location))]
     return log_dir, eval_rows
 

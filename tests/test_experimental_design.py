@@ -95,23 +95,23 @@ def test_the_data_hash_reads_content_not_only_ids_and_ignores_message_ids():
 
 def test_one_epoch_and_three_epochs_with_a_seed_are_neither_superseded_nor_paired(tmp_path):
     """The issue's reproduction, end to end: both runs are reported; replicates pool."""
-    from harness.cli.kv_args import parse_kv
-    from harness.cli.run import EvalRequest, run_eval
+    from harness.eval import EvalRequest, run
+    from harness.kv_args import parse_kv
     from harness.report.data import build_report
 
     logs = str(tmp_path / "logs")
 
-    def run(model: str, epochs: int, seed: int | None) -> None:
+    def run_one(model: str, epochs: int, seed: int | None) -> None:
         request = EvalRequest(
             suite="arith", models=(model,), limit=5, epochs=epochs, seed=seed, log_dir=logs,
             model_args=parse_kv(("echo=true",), "-M"), display="none",
         )  # fmt: skip
-        assert run_eval(request)[0]
+        assert run(request).ok
 
-    run("scripted/a", 1, None)
-    run("scripted/a", 3, 7)
-    run("scripted/a", 3, 8)  # a replicate of the previous configuration
-    run("scripted/b", 3, 7)
+    run_one("scripted/a", 1, None)
+    run_one("scripted/a", 3, 7)
+    run_one("scripted/a", 3, 8)  # a replicate of the previous configuration
+    run_one("scripted/b", 3, 7)
     report = build_report([logs])
     assert not [b for b in report.left_out if "superseded" in b.reason]
     assert len(report.logs) == 4

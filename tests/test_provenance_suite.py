@@ -15,11 +15,11 @@ from harness.suites.provenance.section import SECTION, view
 
 @pytest.mark.long
 def test_quick_preset_passes_the_gates_and_reports_check_5(tmp_path, monkeypatch):
-    from harness.cli.run import EvalRequest, run_eval  # the CLI is not under test here
+    from harness.eval import EvalRequest, run  # the CLI is not under test here
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))  # from a clean cache
     logs = tmp_path / "logs"
-    ok, rows = run_eval(
+    ok, rows, _ = run(
         EvalRequest(
             suite="provenance",
             models=(),

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.cli.run import EvalRequest, run_eval
+from harness.eval import EvalRequest, run
 from harness.suites.iwg.generator import generate
 from harness.suites.iwg.schema import load_instances
 
@@ -27,7 +27,7 @@ def logs(tmp_path_factory):
         task_args={"n": 20, "embedder": "jaccard"},
         display="none",
     )
-    ok, rows = run_eval(request)
+    ok, rows, _ = run(request)
     assert ok
     return log_dir, rows
 
@@ -123,7 +123,7 @@ def test_synthesize_end_to_end_then_eval_on_its_output(tmp_path):
         display="none",
         task_args={"instances": str(out / "instances"), "embedder": "jaccard"},
     )
-    ok, rows = run_eval(request)
+    ok, rows, _ = run(request)
     assert (
         ok
         # iwg's design is bounded, not binary: the row is named by its scorer (issue 42,
@@ -152,7 +152,7 @@ def test_tiny_arith_orchestrates_poorly_without_crashing_and_minilm_scores(tmp_p
         task_args={"n": 3},
         display="none",
     )
-    ok, rows = run_eval(request)
+    ok, rows, _ = run(request)
     assert ok and all(r.errors == 0 and r.n == 3 for r in rows)
     assert rows[0].value == 0.0  # task success
     assert rows[-1].metric == "consistency_minilm"

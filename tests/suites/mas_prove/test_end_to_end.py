@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli.run import EvalRequest, run_eval
+from harness.eval import EvalRequest, run
 from harness.logs import read_log, read_samples
 from harness.report.sections import SectionOutput, section_markdown, write_plots
 from harness.suites.catalog import catalog_design
@@ -19,7 +19,7 @@ from harness.suites.mas_prove.section import SECTION, view
 
 def _run(tmp_path: Path, model: str, **task_args) -> Path:
     log_dir = tmp_path / "logs"
-    ok, _ = run_eval(
+    ok, _, _ = run(
         EvalRequest(
             suite="mas-prove", models=(model,), log_dir=str(log_dir), task_args=task_args,
             display="none",
@@ -143,7 +143,7 @@ def test_gaia_runs_from_a_users_own_copy(tmp_path):
     ]
     (folder / "metadata.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     log_dir = tmp_path / "logs"
-    ok, out = run_eval(
+    ok, out, _ = run(
         EvalRequest(
             suite="mas-prove", models=("scripted/agent",), log_dir=str(log_dir),
             data_dir=str(tmp_path / "data"), model_args={"answer": "so... FINAL ANSWER: paris."},
