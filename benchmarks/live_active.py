@@ -3,7 +3,7 @@
 A 2PL board of replay models on the arith suite's 200 items: HISTORY models answer every item
 (the history, run once in full), and one more model is added live with `harness eval ...
 --until decided --active --history LOGDIR`, once per order seed. The same board is replayed
-with `harness board replay --add-model NAME --active` (`harness.board.add_model`), and both are
+with `harness board replay --add-model NAME --active` (`harness.board._add_model`), and both are
 read for the queries asked, the wall time and whether the CS held the added model's mean when
 it stopped (the live CS is for the items' population mean, so it is checked against the
 generating model's expected score; the replay's is for the board's own items).
@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from harness.board.add_model import add_model
-from harness.board.table import Board
+from harness.board import Board, add_model
 from harness.cli import main as cli
 from harness.logs import read_logs
 from harness.suites.arith.task import arith

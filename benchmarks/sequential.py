@@ -33,12 +33,17 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import norm
 
-from harness.board.add_model import add_model, fixed_srs_items
-from harness.board.replay import MARGIN, ReplayResult, pair_list, replay
-from harness.board.table import Board, write_board
-from harness.stats.compare import compare
-from harness.stats.design import Design
-from harness.stats.sequential import BettingCS, bonferroni_alpha
+from harness.board import (
+    MARGIN,
+    Board,
+    ReplayResult,
+    add_model,
+    fixed_srs_items,
+    pair_list,
+    replay,
+    write_board,
+)
+from harness.stats import BettingCS, Design, bonferroni_alpha, compare
 
 BINS = (0.0, 0.01, 0.03, 0.05, 0.1, 1.01)
 PILOT = 50  # items of the pilot that plans the runnable fixed design

@@ -14,9 +14,8 @@ import time
 
 import numpy as np
 
-from harness.stats.intervals import wilson
-from harness.stats.judge_calibration import rogan_gladen_from_labels
-from harness.stats.paired import paired_bootstrap_diff
+from harness.stats import rogan_gladen_from_labels, wilson
+from harness.stats._paired import paired_bootstrap_diff  # an internal routine, timed
 
 
 def best_of(fn, repeats: int = 3) -> float:

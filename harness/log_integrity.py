@@ -1,7 +1,7 @@
 """Tamper checks: a log's outputs and scores against the digests its own manifest holds.
 
 After a run, `harness eval` writes into the log one digest per sample and epoch of its output
-(id, epoch, completion, error) and, since issue 42, of its scores (`harness.eval.manifest`,
+(id, epoch, completion, error) and, since issue 42, of its scores (`harness.eval._manifest`,
 `harness_manifest_outputs`). A log whose answers or scores were rewritten afterwards, with the
 manifest left as it was, no longer matches them; `tamper_reason` says how, in one line, and
 the report and the site print it beside the score.

@@ -34,7 +34,7 @@ from harness.errors import HarnessUsageError
 from harness.log_integrity import tamper_reason
 from harness.manifest_shape import OUTPUTS_KEY, manifest_problem
 from harness.outside_numbers import check_number
-from harness.stats.design import Design
+from harness.stats import Design
 
 DesignLookup = Callable[[str], Design]  # a suite's name -> its declared design
 
@@ -298,7 +298,7 @@ def _score_in_range(number: float | int, shown: Any) -> tuple[float, str]:
 
 # The sample metadata key that holds a labelled sample's human label, written by the calibrated
 # judge before the judge is asked: a sample whose judge raises has no verdict, but its label
-# still keeps it out of the test set (`harness.compare.scores.judge_scores`).
+# still keeps it out of the test set (`harness.compare._scores.judge_scores`).
 HUMAN_LABEL_KEY = "harness_judge_human"
 
 
@@ -373,7 +373,7 @@ def data_hash(
 
     The ids listed in the header are the samples run; the summaries give their content (one
     epoch each). Two data sets with the same ids and other content hash apart. The identity
-    keeps 12 digits; the manifest (`harness.eval.manifest`) keeps all 64.
+    keeps 12 digits; the manifest (`harness.eval._manifest`) keeps all 64.
     """
     content: dict[str, str] = {}
     for s in summaries:

@@ -2,7 +2,7 @@
 
 A log is someone else's file, and its manifest (eval metadata `harness_manifest`, written
 before the run, and the post-run edit `harness_manifest_outputs`; see
-`harness.eval.manifest`) is read by `harness manifest`, `harness reproduce`, the report's cost
+`harness.eval._manifest`) is read by `harness manifest`, `harness reproduce`, the report's cost
 rows, the site's manifest files and the tamper check. `manifest_problem` checks every field
 those readers use for its type, so that a doctored field (`data` a string, `per_sample` a
 list, `version` an object) leaves that log out with its reason (`harness.logs.read_log`)
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-# the same keys as harness.eval.manifest (tests/test_hostile_logs.py checks that they agree)
+# the same keys as harness.eval._manifest (tests/test_hostile_logs.py checks that they agree)
 MANIFEST_KEY = "harness_manifest"
 OUTPUTS_KEY = "harness_manifest_outputs"
 

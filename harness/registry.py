@@ -33,7 +33,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "provider": ("harness.models.providers", "harness.suites.catalog"),
     "local-model": ("harness.models.builtin",),
     "command": ("harness.cli.commands", "harness.suites.catalog"),
-    "until": ("harness.board.live_run",),  # `harness eval --until NAME`: stopping rules
+    "until": ("harness.board._live_run",),  # `harness eval --until NAME`: stopping rules
 }
 PLUGINS_ENV = "HARNESS_PLUGINS"
 

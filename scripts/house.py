@@ -42,7 +42,7 @@ class Arrow:
 
 
 def module_name(path: Path) -> str:
-    """`harness.stats.intervals` for harness/stats/intervals.py (a package: its folder)."""
+    """`harness.stats._intervals` for harness/stats/_intervals.py (a package: its folder)."""
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -82,7 +82,7 @@ def _imported(node: ast.Import | ast.ImportFrom, module: str, is_package: bool) 
         stem = ".".join([*base, node.module] if node.module else base)
     else:
         stem = node.module or ""
-    # `from harness.stats import paired` imports the module harness.stats.paired
+    # `from harness.stats import paired` imports the module harness.stats._paired
     out = []
     for alias in node.names:
         full = f"{stem}.{alias.name}"

@@ -127,10 +127,10 @@ def _preload() -> None:
     import inspect_ai.model  # noqa: F401
 
     import harness.cli  # noqa: F401
-    import harness.eval.runner  # noqa: F401
+    import harness.eval._runner  # noqa: F401
     import harness.leaderboard.build  # noqa: F401
-    import harness.report.data  # noqa: F401
-    import harness.report.render  # noqa: F401
+    import harness.report._data  # noqa: F401
+    import harness.report._render  # noqa: F401
     from harness import registry
 
     registry.names("command")

@@ -129,9 +129,9 @@ def manifest_log(
     """A finished arith log of `len(answers)` samples with a manifest and its outputs digests.
 
     Written directly (the layout inspect writes, the fields the reader uses), so a test needs no
-    eval run; the digests are the writer's own (`harness.eval.manifest.outputs_manifest`).
+    eval run; the digests are the writer's own (`harness.eval._manifest.outputs_manifest`).
     """
-    from harness.eval.manifest import MANIFEST_KEY, OUTPUTS_KEY, outputs_manifest
+    from harness.eval._manifest import MANIFEST_KEY, OUTPUTS_KEY, outputs_manifest
 
     ids = [f"arith-{i + 1}" for i in range(len(answers))]
     values = ["C" if a == t else "I" for a, t in zip(answers, targets, strict=True)]

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.board.add_model import add_model
-from harness.board.factor import ability, fit_items, predict
-from harness.board.table import Board
+from harness.board._add_model import add_model
+from harness.board._factor import ability, fit_items, predict
+from harness.board._table import Board
 from harness.cli import main
-from harness.stats.active import ActiveMeanCS, selection
+from harness.stats._active import ActiveMeanCS, selection
 from tests.test_board import write_csv
 
 EPS = np.finfo(float).eps

@@ -62,7 +62,7 @@ def test_the_added_model_already_in_the_history_is_refused(history, tmp_path):
 def test_a_history_log_without_digests_is_refused(history, tmp_path):
     from inspect_ai.log import read_eval_log, write_eval_log
 
-    from harness.eval.manifest import MANIFEST_KEY
+    from harness.eval._manifest import MANIFEST_KEY
 
     bare = tmp_path / "bare"
     bare.mkdir()
@@ -77,8 +77,8 @@ def test_a_history_log_without_digests_is_refused(history, tmp_path):
 
 def test_a_decided_runs_data_hash_reads_the_files_it_names(tmp_path):
     """The identity's hash of a decided run covers an image's bytes, as a full run's does."""
-    from harness.board.live_run import _content_hash
-    from harness.eval.data_content import IDENTITY_DIGITS, sample_digests, whole_hash
+    from harness.board._live_run import _content_hash
+    from harness.eval._data_content import IDENTITY_DIGITS, sample_digests, whole_hash
 
     picture = tmp_path / "p.png"
     picture.write_bytes(b"\x89PNG one")
@@ -92,8 +92,8 @@ def test_a_decided_runs_data_hash_reads_the_files_it_names(tmp_path):
 
 
 def test_add_model_replay_refuses_the_same_model_under_another_spelling():
-    from harness.board.add_model import add_model
-    from harness.board.table import Board
+    from harness.board._add_model import add_model
+    from harness.board._table import Board
     from harness.errors import HarnessUsageError
 
     rng = np.random.default_rng(0)

@@ -7,7 +7,7 @@ import torch
 
 from harness.errors import HarnessUsageError
 from harness.models.methods.band_clip import band_rule, dcpo_rule, fixed_rule
-from harness.stats.pass_at_k import pass_at_k
+from harness.stats._pass_at_k import pass_at_k
 from harness.suites.bandpo.arms import ALL_ARMS, parse_arms, rule_of
 from harness.suites.bandpo.bandit import BanditConfig, train_bandit
 from harness.suites.bandpo.log_numbers import BandReport

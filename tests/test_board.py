@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.board.replay import replay
-from harness.board.table import Board, read_board
+from harness.board._replay import replay
+from harness.board._table import Board, read_board
 from harness.cli import main
 
 EPS = np.finfo(float).eps

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from harness.board.family import ClusterMeans, PairFamily, cluster_visit
-from harness.board.replay import replay, replay_order
-from harness.board.table import Board, read_board, write_board
+from harness.board._family import ClusterMeans, PairFamily, cluster_visit
+from harness.board._replay import replay, replay_order
+from harness.board._table import Board, read_board, write_board
 from harness.cli import main
 
 PROBLEMS, CELLS = 8, 130
@@ -167,8 +167,8 @@ def clustered_arith(monkeypatch):
     """`arith` declared as clustered by `grp`: 20 clusters of 10 items (id modulo 20)."""
     import dataclasses
 
-    import harness.eval.runner as runner
-    from harness.stats.design import Design
+    import harness.eval._runner as runner
+    from harness.stats._design import Design
 
     get_suite, build_tasks = runner.get_suite, runner.build_tasks
 
@@ -195,8 +195,8 @@ def test_live_stoppers_on_a_clustered_order_observe_whole_clusters() -> None:
     import asyncio
     from types import SimpleNamespace
 
-    from harness.board.live import LiveFamily, ModelStopper
-    from harness.board.live_run import cluster_order
+    from harness.board._live import LiveFamily, ModelStopper
+    from harness.board._live_run import cluster_order
 
     rng = np.random.default_rng(3)
     samples = [SimpleNamespace(id=f"q{i}", metadata={"grp": f"g{i % 20}"}) for i in range(200)]
@@ -236,8 +236,8 @@ def test_live_stoppers_on_a_clustered_order_observe_whole_clusters() -> None:
 def test_a_live_clustered_run_stops_on_whole_clusters(replays, clustered_arith, tmp_path):
     """The whole `harness eval --until decided` path (half a minute on 2 busy cores)."""
     from harness.logs import read_logs
-    from harness.report.data import build_report
-    from harness.report.render import write_report
+    from harness.report._data import build_report
+    from harness.report._render import write_report
 
     args = [a for n in SKILL for a in ("--model", f"replay/{replays}/{n}.jsonl")]
     result = _eval(*args, "--until", "decided", "--log-dir", str(tmp_path / "logs"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.board.family import PairFamily
+from harness.board._family import PairFamily
 
 
 def test_a_clearly_worse_model_stops_and_the_tie_runs_to_the_budget() -> None:

@@ -28,11 +28,11 @@ import math
 import numpy as np
 import pytest
 
-from harness.compare.pairs import comparable_groups, group_pairs
-from harness.compare.scores import score_rows, summary_rows
+from harness.compare._pairs import comparable_groups, group_pairs
+from harness.compare._scores import score_rows, summary_rows
 from harness.leaderboard.ranking import task_table
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.stats.design import Design, rejects
+from harness.stats._design import Design, rejects
 from harness.suites.catalog import all_suites
 
 SUITES = all_suites()
@@ -230,8 +230,8 @@ def test_a_decided_runs_score_row_takes_one_observation_per_cluster():
 @pytest.mark.parametrize(("suite", "metric"), CASES)
 def test_the_report_and_site_json_carry_the_numbers_strictly_and_in_support(suite, metric):
     from harness.leaderboard.build import to_json
-    from harness.report.data import ReportData
-    from harness.report.export import report_json
+    from harness.report._data import ReportData
+    from harness.report._export import report_json
 
     design = SUITES[suite].design
     low, high = design.metric(metric).support

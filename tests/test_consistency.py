@@ -14,11 +14,11 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
 from inspect_ai.solver import generate
 
 from harness.cli import main
-from harness.compare.scores import score_rows
+from harness.compare._scores import score_rows
 from harness.leaderboard.build import build_site
 from harness.logs import read_log
 from harness.models.sample_context import bind_sample
-from harness.report.data import build_report
+from harness.report._data import build_report
 from harness.scorers.calibrated_judge import calibrated_judge
 
 N = 120
@@ -169,7 +169,7 @@ def test_an_older_log_of_the_same_identity_is_superseded_and_listed(logs, tmp_pa
 
 def test_a_log_named_by_url_reads_like_the_file(logs):
     """Remote logs (s3://, file://) go through inspect's reader, with the same result."""
-    from harness.compare.scores import score_rows
+    from harness.compare._scores import score_rows
     from harness.logs import log_files, read_log
 
     log_dir, _ = logs

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.report.budgets import cost_reports
-from harness.report.frontier import frontier_probability, frontier_table, on_frontier
-from harness.stats.design import Design
-from harness.stats.ratio import MIN_CORRECT, MIN_UNITS, ratio_of_means
+from harness.report._budgets import cost_reports
+from harness.report._frontier import frontier_probability, frontier_table, on_frontier
+from harness.stats._design import Design
+from harness.stats._ratio import MIN_CORRECT, MIN_UNITS, ratio_of_means
 
 
 def test_dominance_on_a_known_board():
@@ -113,9 +113,9 @@ def test_dollars_per_correct_covers_at_the_n_it_is_printed(n: int, p: float):
 
 def test_the_frontier_plot_takes_a_bound_rounded_past_its_estimate(tmp_path):
     """Wilson's lower end can exceed a 0 estimate by 1e-17; the error bar is then 0, not < 0."""
-    from harness.report.frontier import Frontier, FrontierPoint
-    from harness.report.frontier_plot import frontier_png
-    from harness.stats.intervals import Interval
+    from harness.report._frontier import Frontier, FrontierPoint
+    from harness.report._frontier_plot import frontier_png
+    from harness.stats._intervals import Interval
 
     accuracy = Interval(0.0, 5.551115123125783e-17, 0.56, 0.95, "wilson", 3)
     cost = Interval(2.0, 2.0, 2.0, 0.95, "t", 3)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.report.cost import cost_row, cost_table, money, sample_dollars, sample_tokens
-from harness.stats.design import Design
+from harness.report._cost import cost_row, cost_table, money, sample_dollars, sample_tokens
+from harness.stats._design import Design
 
 
 def _record(
@@ -183,7 +183,7 @@ def test_per_correct_says_why_it_is_not_estimable():
 
 def test_token_budgets_are_positive_and_clustered_by_the_design():
     """Issue 40.6: budgets called `t_interval` themselves (no clusters, below 0 on skew)."""
-    from harness.report.budgets import budget_row
+    from harness.report._budgets import budget_row
 
     samples = _skewed_samples(24)
     for i, s in enumerate(samples):
@@ -206,8 +206,8 @@ def test_positive_cost_interval_covers_at_the_n_it_is_printed(n: int):
     the 94% to 96% asked of a 95% interval at small n, which is the floor here, less two
     simulation sds (92.5%). Heavier tails (sigma 1) cover about 90% at n = 12, 92% at n = 60.
     """
-    from harness.report.cost import cost_measure
-    from harness.stats.compare import estimate
+    from harness.report._cost import cost_measure
+    from harness.stats._compare import estimate
 
     measure = cost_measure(Design())
     rng = np.random.default_rng(40 + n)

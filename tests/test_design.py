@@ -3,7 +3,7 @@
 - every suite declares its `Design` in the catalog, explicitly;
 - no module under harness/ outside harness/stats/ imports a paired test or a multiple-comparison
   correction: every pair, test and Holm family comes from the comparison engine
-  (`harness.stats.compare`);
+  (`harness.stats._compare`);
 - every suite's report section builds, renders and writes strict JSON
   (`clean_json` + `json.dumps(allow_nan=False)`) from a small constructed input that holds an
   errored run, so a script that reads `harness report --format json` gets every section.
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.stats.compare import clean_json
-from harness.stats.design import Design
+from harness.stats._compare import clean_json
+from harness.stats._design import Design
 from harness.suites.catalog import all_suites
 from harness.suites.sections import load_section
 
@@ -34,7 +34,7 @@ ENGINE_ONLY = frozenset(
      "paired_permutation", "sign_flip_interval"}
 )  # fmt: skip
 ENGINE_MODULES = frozenset(
-    {"harness.stats.multiple", "harness.stats.paired", "harness.stats.exact"}
+    {"harness.stats._multiple", "harness.stats._paired", "harness.stats._exact"}
 )
 
 
@@ -92,13 +92,13 @@ def test_no_module_outside_the_engine_calls_a_paired_test_or_holm(path):
 
 def test_the_import_check_catches_every_spelling(tmp_path):
     cases = {
-        "from harness.stats.multiple import holm": True,
-        "from harness.stats.paired import mcnemar as m": True,
+        "from harness.stats._multiple import holm": True,
+        "from harness.stats._paired import mcnemar as m": True,
         "from harness.stats import paired\npaired.paired_permutation([1], [2])": True,
-        "import harness.stats.exact\nharness.stats.exact.sign_flip_interval([1])": True,
-        "import harness.stats.multiple as mc\nmc.adjust([0.1], method='holm')": True,
-        "from harness.stats.compare import pair_family, estimate": False,
-        "from harness.stats.exact import median_interval": False,
+        "import harness.stats._exact\nharness.stats.exact.sign_flip_interval([1])": True,
+        "import harness.stats._multiple as mc\nmc.adjust([0.1], method='holm')": True,
+        "from harness.stats._compare import pair_family, estimate": False,
+        "from harness.stats._exact import median_interval": False,
         "x = {}\nx.adjust = 1": False,
     }
     probe = tmp_path / "probe.py"

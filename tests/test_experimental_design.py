@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.compare.scores import judge_scores, score_rows
+from harness.compare._scores import judge_scores, score_rows
 from harness.logs import (
     LogIdentity,
     LogRecord,
@@ -15,11 +15,11 @@ from harness.logs import (
     is_secret_name,
     redact,
 )
-from harness.report.budgets import budget_row
-from harness.stats.compare import estimate
-from harness.stats.design import Design, rejects
-from harness.stats.exact import sign_flip_interval
-from harness.stats.paired import paired_permutation
+from harness.report._budgets import budget_row
+from harness.stats._compare import estimate
+from harness.stats._design import Design, rejects
+from harness.stats._exact import sign_flip_interval
+from harness.stats._paired import paired_permutation
 from harness.suites.catalog import catalog_design
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def test_one_epoch_and_three_epochs_with_a_seed_are_neither_superseded_nor_paire
     """The issue's reproduction, end to end: both runs are reported; replicates pool."""
     from harness.eval import EvalRequest, run
     from harness.kv_args import parse_kv
-    from harness.report.data import build_report
+    from harness.report._data import build_report
 
     logs = str(tmp_path / "logs")
 
@@ -196,7 +196,7 @@ def test_one_input_differing_past_character_6000_keeps_two_logs_apart():
     """The summaries keep 5,120 characters of an input; the full-content hash all of them."""
     from inspect_ai.dataset import Sample
 
-    from harness.eval.data_content import data_manifest
+    from harness.eval._data_content import data_manifest
 
     long_a, long_b = "x" * 6000 + "a", "x" * 6000 + "b"
     thinned = [{"id": "a", "input": long_a[:5120], "target": "1"}, SUMMARIES[1]]
@@ -377,7 +377,7 @@ def test_sign_flip_p_and_interval_agree_with_zero_and_tied_differences():
 
 
 def test_the_ranking_rejects_at_p_equal_to_alpha(monkeypatch):
-    from harness.compare.pairs import Group, PairResult
+    from harness.compare._pairs import Group, PairResult
     from harness.leaderboard import ranking
 
     a = _record([_sample(f"s{i}", 1, "C") for i in range(10)], model="m/a")
@@ -393,7 +393,7 @@ def test_the_ranking_rejects_at_p_equal_to_alpha(monkeypatch):
 
 
 def test_the_tally_gives_what_compare_gives_on_the_same_units():
-    from harness.stats.compare import Tally, compare
+    from harness.stats._compare import Tally, compare
 
     rng = np.random.default_rng(2)
     design = Design("problem", "binary")
@@ -436,7 +436,7 @@ def test_eval_json_and_report_json_carry_the_suites_sections(tmp_path):
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c}"))
     # the generic cost section (every log's cost rows and frontier), then the suite's own
-    from harness.report.budgets import BUDGETS
+    from harness.report._budgets import BUDGETS
 
     assert [s["title"] for s in written["sections"]] == [BUDGETS.title, section["title"]]
     assert written["scores"] == printed["scores"]

@@ -85,7 +85,7 @@ DOCTORED = {
 def test_a_doctored_log_is_left_out_with_its_reason(case: str, good: Path, tmp_path: Path):
     """Each shape is one BadLog naming the field; the good log beside it is used, and the
     report's rows (its cost rows read the manifest) are made without a traceback."""
-    from harness.report.data import build_report
+    from harness.report._data import build_report
 
     edit, field = DOCTORED[case]
     bad = H.edited(good, good.parent / "bad.eval",
@@ -113,7 +113,7 @@ def test_harness_manifest_names_the_bad_field_in_one_line(good: Path):
 
 def test_the_shape_keys_are_the_manifests():
     from harness import manifest_shape
-    from harness.eval import manifest
+    from harness.eval import _manifest as manifest
 
     assert manifest_shape.MANIFEST_KEY == manifest.MANIFEST_KEY
     assert manifest_shape.OUTPUTS_KEY == manifest.OUTPUTS_KEY
@@ -156,8 +156,8 @@ TAMPERED = {
 
 @pytest.mark.parametrize("case", sorted(TAMPERED))
 def test_a_tampered_log_is_marked_beside_its_score(case: str, good: Path):
-    from harness.compare.scores import arm_rows
-    from harness.report.render import _tables
+    from harness.compare._scores import arm_rows
+    from harness.report._render import _tables
 
     assert _record(good).tampered == ""
     edit, expected = TAMPERED[case]

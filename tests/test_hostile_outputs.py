@@ -16,15 +16,15 @@ import json
 import pytest
 from rich.console import Console
 
-from harness.board.table import Board, read_board, write_board
+from harness.board._table import Board, read_board, write_board
 from harness.cli.summary_table import print_rows
-from harness.compare.scores import SummaryRow
+from harness.compare._scores import SummaryRow
 from harness.errors import HarnessUsageError
-from harness.eval.manifest import MANIFEST_KEY
+from harness.eval._manifest import MANIFEST_KEY
 from harness.leaderboard.site_costs import write_manifests
 from harness.logs import LogIdentity, LogRecord, SampleScore
 from harness.output_paths import REPORT_MARK, data_file, report_file
-from harness.report.sections import markdown_table
+from harness.report._sections import markdown_table
 
 # --- class 7: user files ---------------------------------------------------------------------
 

@@ -84,3 +84,147 @@ def test_no_branch_on_a_suite_name_outside_the_catalog():
         if branch.search(line)
     ]
     assert not offences, offences
+
+
+# --- the floors, the circles, the public faces and the one registry (issue 43) --------------
+
+REPO = ROOT.parent
+PUBLIC_FACES = ("stats", "compare", "report", "board", "eval")
+
+
+def _house():
+    """scripts/house.py, the structure drawing, as a module."""
+    import importlib.util
+    import sys
+
+    if "house" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("house", REPO / "scripts" / "house.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["house"] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return sys.modules["house"]
+
+
+def test_no_arrow_runs_back_up_the_floors_and_no_import_circle():
+    house = _house()
+    modules = house.imports()
+    back = house.back_arrows(house.arrows(modules))
+    assert not back, "\n".join(f"{a.source} -> {a.target} at {a.where}" for a in back)
+    assert house.circles(modules) == []
+
+
+def test_the_structure_check_catches_a_back_arrow_a_circle_and_a_late_import(tmp_path):
+    house = _house()
+    package = tmp_path / "harness"
+    for folder in ("stats", "suites", "models"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "stats" / "a.py").write_text("def f():\n    from harness.suites import b\n")
+    (package / "suites" / "b.py").write_text("from harness.suites import c\n")
+    (package / "suites" / "c.py").write_text("import harness.suites.b\n")
+    (package / "models" / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from harness.suites import b\n"
+    )
+    saved = house.ROOT, house.PACKAGE
+    house.ROOT, house.PACKAGE = tmp_path, package
+    try:
+        modules = house.imports(package)
+        back = house.back_arrows(house.arrows(modules))
+        assert [(a.source, a.target) for a in back] == [("stats", "suites")]  # not the type-only
+        assert house.circles(modules) == [["harness.suites.b", "harness.suites.c"]]
+    finally:
+        house.ROOT, house.PACKAGE = saved
+
+
+def _private_imports(path: Path) -> list[str]:
+    """`file:line module` for each import, in `path`, of a package's `_private` module
+    from outside that package."""
+    import ast
+
+    inside = path.relative_to(ROOT.parent).with_suffix("").parts
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # a name imported from a module is a module only where a file or folder says so
+            named = [f"{node.module}.{a.name}" for a in node.names]
+            targets = [node.module] + [t for t in named if _is_module(t)]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if target.split(".")[0] != "harness":
+                continue
+            parts = target.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = tuple(parts[:i])  # the package the private module belongs to
+                    if inside[: len(owner)] != owner:
+                        out.append(f"{path.relative_to(ROOT.parent)}:{node.lineno} {target}")
+                    break
+    return out
+
+
+def _is_module(dotted: str) -> bool:
+    path = ROOT.parent / dotted.replace(".", "/")
+    return path.with_suffix(".py").is_file() or path.is_dir()
+
+
+def test_nothing_outside_a_package_imports_its_private_modules():
+    offences = [hit for path in sorted(ROOT.rglob("*.py")) for hit in _private_imports(path)]
+    assert not offences, "\n".join(offences)
+
+
+def test_each_public_face_names_what_it_exports_and_loads_it():
+    import importlib
+
+    for name in PUBLIC_FACES:
+        package = importlib.import_module(f"harness.{name}")
+        assert package.__all__ == sorted(set(package.__all__)), name
+        for export in package.__all__:
+            assert getattr(package, export) is not None, (name, export)
+        modules = [p.stem for p in (ROOT / name).glob("*.py") if p.stem != "__init__"]
+        assert modules and all(m.startswith("_") for m in modules), (name, modules)
+
+
+def test_the_engine_alone_pairs_tests_and_corrects():
+    """The paired tests and multiple-comparison corrections are not on stats' public face:
+    every pair, test and Holm family comes from the comparison engine (`compare`), which the
+    private-module boundary above holds."""
+    import harness.stats
+
+    engine_only = {"holm", "benjamini_hochberg", "adjust", "mcnemar", "paired_bootstrap_diff",
+                   "paired_permutation", "sign_flip_interval"}  # fmt: skip
+    assert not engine_only & set(harness.stats.__all__)
+
+
+def test_the_private_boundary_check_catches_every_spelling(tmp_path):
+    probe = ROOT / "suites" / "_probe_boundary.py"
+    cases = {
+        "from harness.stats._paired import mcnemar": True,
+        "import harness.stats._multiple as m": True,
+        "from harness.stats import _exact": True,
+        "from harness.stats import wilson": False,
+        "from harness.suites._probe_boundary import x": False,  # its own package
+    }
+    try:
+        for source, caught in cases.items():
+            probe.write_text(source + "\n")
+            assert bool(_private_imports(probe)) is caught, source
+    finally:
+        probe.unlink()
+
+
+def test_one_registry_and_the_suite_key_spelled_once():
+    """No `"harness_suite"` literal outside logs.py, and no module but the registry turns a
+    `module:NAME` string into an object."""
+    literal = re.compile(r"[\"']harness_suite[\"']")
+    resolver = re.compile(r"import_module\(\s*\w+\s*\)|\.partition\(\s*[\"']:[\"']\s*\)")
+    offences = []
+    for path in ROOT.rglob("*.py"):
+        text = path.read_text()
+        if path != ROOT / "logs.py" and literal.search(text):
+            offences.append(f"{path.relative_to(ROOT)}: 'harness_suite'")
+        if path != ROOT / "registry.py" and "import_module" in text and resolver.search(text):
+            offences.append(f"{path.relative_to(ROOT)}: resolves a module:NAME itself")
+    assert not offences, "\n".join(offences)

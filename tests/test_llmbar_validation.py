@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
+from harness.stats._judge_calibration import CalibrationError, rogan_gladen_from_labels
 from harness.validation.llmbar_data import load_llmbar
 from harness.validation.llmbar_report import pooled, youden
 

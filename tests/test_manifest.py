@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import pytest
 from inspect_ai.dataset import Sample
 
-from harness.eval.data_content import data_manifest
-from harness.eval.manifest import code_hash, judge_manifest, outputs_manifest
+from harness.eval._data_content import data_manifest
+from harness.eval._manifest import code_hash, judge_manifest, outputs_manifest
 
 SCORER = """
 from inspect_ai.scorer import Score, accuracy, scorer
@@ -51,7 +51,7 @@ def test_data_hash_changes_with_one_sample_and_only_that_sample():
 
 
 def test_the_identitys_data_hash_is_the_manifests_full_content_hash():
-    from harness.eval.manifest import data_identity
+    from harness.eval._manifest import data_identity
 
     data = data_manifest(_samples())
     found = data_identity({"tasks": {"t": {"data": data}}})
@@ -76,14 +76,14 @@ def test_the_data_hash_reads_images_by_their_bytes_and_files_by_content(tmp_path
 
 
 def test_the_code_hash_names_the_modules_a_scorer_calls_and_their_packages():
-    from harness.eval.code_closure import code_identity
+    from harness.eval._code_closure import code_identity
     from harness.scorers.math_answer import math_answer
     from harness.suites.aime import aime2024
 
     found = code_identity([aime2024, math_answer()])
     assert {"harness/suites/aime.py", "harness/scorers/math_answer.py",
             "harness/scorers/answer_extraction.py"} <= set(found["files"])  # fmt: skip
-    assert "harness/eval/runner.py" not in found["files"]  # only what the task imports
+    assert "harness/eval/_runner.py" not in found["files"]  # only what the task imports
     assert {"math_verify", "sympy", "inspect_ai", "python"} <= set(found["packages"])
 
 
@@ -138,7 +138,7 @@ def test_a_run_writes_its_manifest_outside_the_identity(tmp_path):
 
     from harness.cli import main
     from harness.eval import EvalRequest, run
-    from harness.eval.manifest import MANIFEST_KEY, OUTPUTS_KEY, manifest_of
+    from harness.eval._manifest import MANIFEST_KEY, OUTPUTS_KEY, manifest_of
     from harness.logs import identity_of, read_log
 
     request = EvalRequest(suite="arith", models=("scripted/x",), limit=4, display="none",

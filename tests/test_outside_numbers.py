@@ -83,7 +83,7 @@ PRICES = {"input": 1.0, "output": 2.0, "input_cache_write": 0.0, "input_cache_re
     ],
 )  # fmt: skip
 def test_a_price_file_with_a_price_that_is_not_a_number_is_one_line(tmp_path, name, text, needle):
-    from harness.eval.pricing import read_cost_config
+    from harness.eval._pricing import read_cost_config
 
     path = tmp_path / name
     path.write_text(text)
@@ -94,7 +94,7 @@ def test_a_price_file_with_a_price_that_is_not_a_number_is_one_line(tmp_path, na
 
 
 def test_a_good_price_file_still_reads(tmp_path):
-    from harness.eval.pricing import read_cost_config
+    from harness.eval._pricing import read_cost_config
 
     path = tmp_path / "p.json"
     path.write_text(json.dumps({"m/x": PRICES}))
@@ -106,7 +106,7 @@ def test_a_good_price_file_still_reads(tmp_path):
 
 @pytest.mark.parametrize("limit", [math.nan, math.inf, 0.0, -1.0, 1e300])
 def test_a_cost_limit_that_cannot_fire_is_refused(limit):
-    from harness.eval.pricing import apply_prices
+    from harness.eval._pricing import apply_prices
 
     with pytest.raises(HarnessUsageError, match="--cost-limit"):
         apply_prices(None, limit, [])
@@ -138,7 +138,7 @@ def test_a_task_argument_nested_or_too_long_to_read_is_one_line(pair, needle):
      (True, float, "wants float")],
 )  # fmt: skip
 def test_a_typed_argument_out_of_its_type_says_why(value, annotation, needle):
-    from harness.eval.typed_args import convert
+    from harness.eval._typed_args import convert
 
     with pytest.raises(HarnessUsageError) as info:
         convert(value, annotation, "-T", "k")
@@ -163,7 +163,7 @@ def test_a_typed_argument_out_of_its_type_says_why(value, annotation, needle):
     ],
 )
 def test_usage_that_is_not_numbers_is_named(usage, needle):
-    from harness.report.cost import usage_problems
+    from harness.report._cost import usage_problems
 
     problems = usage_problems(usage)
     assert problems and needle in problems[0]
@@ -195,7 +195,7 @@ def test_scores_and_seconds_within_range_are_read():
      [5e-324] * 3, [1e308, 1e308]],
 )  # fmt: skip
 def test_t_interval_near_the_float_limit_does_not_overflow(values):
-    from harness.stats.intervals import TOO_LARGE, clustered_t_interval, t_interval
+    from harness.stats._intervals import TOO_LARGE, clustered_t_interval, t_interval
 
     for ci in (
         t_interval(values),
@@ -209,7 +209,7 @@ def test_t_interval_near_the_float_limit_does_not_overflow(values):
 def test_t_interval_keeps_its_values_on_ordinary_data():
     from scipy import stats
 
-    from harness.stats.intervals import t_interval
+    from harness.stats._intervals import t_interval
 
     values = [0.2, 1.5, 3.25, 0.0, 7.0]
     ci = t_interval(values)
@@ -223,7 +223,7 @@ def test_t_interval_keeps_its_values_on_ordinary_data():
 @pytest.mark.parametrize("cost", [1e308, -1.0, 1e7, True, math.nan, math.inf, "0.5"])
 def test_a_logs_total_cost_that_is_not_dollars_is_invalid_never_published(cost):
     from harness.leaderboard.site_costs import cost_json
-    from harness.report.cost import cost_row, cost_table
+    from harness.report._cost import cost_row, cost_table
     from tests.test_cost_rows import _record, _sample
 
     usage = {"m/x": {"input_tokens": 10, "output_tokens": 5, "total_cost": cost}}
@@ -295,7 +295,7 @@ def test_hf_model_offline_and_not_cached_is_one_line_at_once(monkeypatch, capsys
 def test_hf_probe_is_skipped_for_a_local_folder(tmp_path, monkeypatch):
     import socket
 
-    from harness.eval.checks import check_hub_reachable
+    from harness.eval._checks import check_hub_reachable
 
     def fail(*args, **kwargs):
         raise AssertionError("probed the hub for a folder on disk")

@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from harness.report.sections import SectionOutput, section_markdown, write_plots
-from harness.stats.compare import clean_json
+from harness.report._sections import SectionOutput, section_markdown, write_plots
+from harness.stats._compare import clean_json
 from harness.suites.provenance.results import report_from_runs
 from harness.suites.provenance.section import SECTION, view
 

@@ -8,7 +8,7 @@ from scipy.stats import chi2
 
 from harness.cli import main
 from harness.eval import EvalRequest, run
-from harness.report.data import build_report
+from harness.report._data import build_report
 from harness.suites.arith.task import arith
 
 

@@ -2,8 +2,8 @@
 reported, each headed by its preset, and rendered to Markdown and HTML with its plots."""
 
 from harness.eval import EvalRequest, run
-from harness.report.data import build_report
-from harness.report.render import write_report
+from harness.report._data import build_report
+from harness.report._render import write_report
 
 
 def test_a_quick_and_a_plateau_k_parity_log_are_both_reported(tmp_path):

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from inspect_ai.dataset import Sample
 
 from harness.cli import main
-from harness.eval.manifest import Manifest
-from harness.eval.reproduce import compare_manifests
+from harness.eval._manifest import Manifest
+from harness.eval._reproduce import compare_manifests
 
 
 def _manifest(**change: object) -> Manifest:
@@ -60,14 +60,14 @@ def test_each_field_drifts_alone():
 
 
 def _data(rows: dict[str, str]) -> dict:
-    from harness.eval.data_content import data_manifest
+    from harness.eval._data_content import data_manifest
 
     samples = [Sample(id=k, input=v, target="1") for k, v in rows.items()]
     return data_manifest(samples)
 
 
 def test_appended_deleted_and_edited_samples_are_named_and_counted():
-    from harness.eval.drift import compare_data
+    from harness.eval._drift import compare_data
 
     base = {f"p{i}": f"problem {i}" for i in range(30)}
     old = _data(base)
@@ -93,7 +93,7 @@ def test_a_package_version_change_is_named():
 
 
 def test_an_older_manifest_is_compared_on_what_it_has_and_names_the_rest():
-    from harness.eval.reproduce import Reproduction
+    from harness.eval._reproduce import Reproduction
 
     old = _manifest(data={"sha256": "d" * 64, "n": 2, "per_sample": {"a": "1", "b": "2"}},
                     code={"scorer": "s", "solver": "v", "task": "t", "model": "m"},
@@ -114,7 +114,7 @@ def test_an_older_manifest_is_compared_on_what_it_has_and_names_the_rest():
 
 
 def test_only_the_outputs_drifting_says_so_with_the_interval():
-    from harness.eval.reproduce import Reproduction
+    from harness.eval._reproduce import Reproduction
 
     old = _manifest()
     fields = compare_manifests(old, _manifest(output_samples={"a#1": "x", "b#1": "z"}))
@@ -190,7 +190,7 @@ def test_scripted_reproduces_and_every_drift_is_named(tmp_path: Path, data_dir, 
     # is read from a copy of the package where extract_answer differs
     _write(path, rows)
     import harness
-    from harness.eval import code_closure
+    from harness.eval import _code_closure as code_closure
 
     copy = tmp_path / "src" / "harness"
     shutil.copytree(Path(harness.__file__).parent, copy,
@@ -225,7 +225,7 @@ def test_local_tiny_arith_reproduces_its_outputs_hash_exactly(tmp_path: Path):
     assert code == 0, out
     assert "exact on 8 sample-epochs" in _line(out, "outputs")
     assert out.rstrip().endswith("nothing drifted")
-    from harness.eval.manifest import manifest_of
+    from harness.eval._manifest import manifest_of
     from harness.logs import log_files, read_log
 
     [new] = log_files([str(tmp_path / "r")])

@@ -3,7 +3,7 @@
 import numpy as np
 
 from harness.sage.retrieval import HashingEmbedder, knn
-from harness.stats.auroc import auroc
+from harness.stats._auroc import auroc
 from harness.validation.sage_llmbar import K, build_table, judge_scores, load_pool
 
 

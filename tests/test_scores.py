@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.compare.scores import error_reasons, judge_scores, score_rows
+from harness.compare._scores import error_reasons, judge_scores, score_rows
 from harness.logs import HUMAN_LABEL_KEY, LogIdentity, LogRecord, SampleScore, parse_score
 
 

@@ -1,4 +1,4 @@
-"""The percentile interval of the serving report (`harness.stats.cluster_quantile`).
+"""The percentile interval of the serving report (`harness.stats._cluster_quantile`).
 
 Its coverage is measured on stationary M/M/1 queues (an M/G/1 with Exp(1) sizes) at load 0.8,
 where the FCFS response time is Exp(μ − λ) and its q-quantile is ln(1/(1 − q))/0.2 (P99 =
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.stats.cluster_quantile import _bounds, _running_sums, cluster_quantile_interval
-from harness.stats.resampling import clustered_wilson
+from harness.stats._cluster_quantile import _bounds, _running_sums, cluster_quantile_interval
+from harness.stats._resampling import clustered_wilson
 
 LAM, MU = 0.8, 1.0
 

@@ -91,8 +91,8 @@ def test_a_slice_reaches_the_load_asked_for():
 
 
 def test_eval_end_to_end_and_the_report_section(tmp_path):
-    from harness.report.data import build_report
-    from harness.report.render import write_report
+    from harness.report._data import build_report
+    from harness.report._render import write_report
 
     data = tmp_path / "data"
     write_trace(data, synthetic(600))  # 5 minutes

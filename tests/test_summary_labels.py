@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.cli.summary_table import print_rows
-from harness.eval.summary import short_labels
+from harness.eval._summary import short_labels
 from harness.suites.arith.task import arith
 
 
@@ -53,7 +53,7 @@ def test_piped_summary_tells_replays_apart(tmp_path):
 def test_model_names_label_the_rows():
     from rich.console import Console
 
-    from harness.compare.scores import SummaryRow
+    from harness.compare._scores import SummaryRow
 
     row = SummaryRow(suite="arith", task="arith", model="replay//x/y/out.jsonl",
                      metric="accuracy", n=5, errors=0, value=1.0, ci_low=0.5, ci_high=1.0,

@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.report.data import build_report
-from harness.stats.compare import compare
-from harness.stats.design import Design
+from harness.report._data import build_report
+from harness.stats._compare import compare
+from harness.stats._design import Design
 from harness.suites.arith.task import arith
 
 SKILL = {"good": 0.95, "mid": 0.5, "bad": 0.05}
@@ -85,7 +85,7 @@ def test_bad_settings_are_one_line(replays, tmp_path, extra, says):
 
 def test_the_anytime_interval_follows_the_recorded_order(replays, tmp_path):
     """The score row is the CS over the items in the order they were asked."""
-    from harness.compare.scores import anytime_interval, score_rows
+    from harness.compare._scores import anytime_interval, score_rows
     from harness.logs import read_logs
 
     root, truth = replays
@@ -143,8 +143,8 @@ def test_a_decided_log_with_malformed_settings_is_reported_not_a_traceback(repla
     """Another's log is hostile: forged sequential settings or decisions cost no traceback."""
     import dataclasses
 
-    from harness.compare.pairs import comparable_groups, group_pairs
-    from harness.compare.scores import score_rows
+    from harness.compare._pairs import comparable_groups, group_pairs
+    from harness.compare._scores import score_rows
     from harness.logs import read_logs
 
     root, _ = replays

@@ -78,8 +78,7 @@ def replay_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from harness.board.replay import MARGIN, SECONDS_LIMIT, estimated_seconds, replay
-    from harness.board.table import read_board
+    from harness.board import MARGIN, SECONDS_LIMIT, estimated_seconds, read_board, replay
     from harness.suites.arg_ranges import check_work, work_limit
 
     margin = MARGIN if margin is None else margin
@@ -101,7 +100,7 @@ def replay_command(
         out = _output(json_path, "--json", force=force, mark=JSON_MARK)
     board_data = read_board(board_csv, min_models=1 if add_name is not None else 2)
     if add_name is not None:
-        from harness.board.add_model import add_model
+        from harness.board import add_model
 
         with Progress(TextColumn("replicating"), console=Console(stderr=True),
                       transient=True) as bar:  # fmt: skip
@@ -153,8 +152,7 @@ def export_command(
     force: bool,
 ) -> None:  # fmt: skip
     """Write a board CSV (model,item,score) from the logs of one comparable group."""
-    from harness.board.export import board_from_logs
-    from harness.board.table import write_board
+    from harness.board import board_from_logs, write_board
     from harness.logs import log_files
 
     log_files(log_dirs)  # a missing folder is named before the output is checked

@@ -1,6 +1,6 @@
 """Print `harness eval`'s second table: each log's cost and latency per unit, with intervals.
 
-Which columns show, and why the others do not, is `harness.eval.summary.split_columns`; models
+Which columns show, and why the others do not, is `harness.eval._summary.split_columns`; models
 are shown by the summary table's short labels. `harness report` keeps the full table.
 """
 
@@ -13,15 +13,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from harness.stats.intervals import Interval
+from harness.stats import Interval
 from harness.terminal import printable
 
 
 def print_costs(records: Sequence[Any], console: Console | None = None,
                 names: Mapping[str, str] | None = None) -> None:  # fmt: skip
     """One line per log: tokens, dollars (or why unknown), $ per correct, working seconds."""
-    from harness.eval.summary import short_labels, split_columns
-    from harness.report.cost import TOKEN_KINDS, cost_row, money
+    from harness.eval import short_labels, split_columns
+    from harness.report import TOKEN_KINDS, cost_row, money
 
     if not records:
         return

@@ -175,11 +175,11 @@ def eval_command(
     # inspect prints a completion line on stdout; keep stdout for the JSON alone
     with contextlib.redirect_stdout(sys.stderr) if as_json else contextlib.nullcontext():
         ok, rows, records = run(request)
-    from harness.compare.scores import headline_rows
+    from harness.compare import headline_rows
 
     rows = headline_rows(rows, records)  # a suite whose result is a table: none, a pointer
     if as_json:
-        from harness.report.export import eval_json
+        from harness.report import eval_json
 
         click.echo(json.dumps(eval_json(rows, records), indent=2, allow_nan=False))
     else:

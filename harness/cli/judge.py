@@ -29,8 +29,7 @@ def judge() -> None:
 def estimate(test_path: str, calib_path: str, alpha: float, as_json: bool) -> None:
     """Bias-corrected share of items the humans would call correct, with its interval."""
     from harness.scorers.judge_labels import check_disjoint, read_labels
-    from harness.stats.intervals import wilson
-    from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
+    from harness.stats import CalibrationError, rogan_gladen_from_labels, wilson
 
     if not 0 < alpha < 1:
         raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha}")
@@ -77,7 +76,7 @@ def estimate(test_path: str, calib_path: str, alpha: float, as_json: bool) -> No
 @exit_on_usage_error
 def plan(p_hat: float, q0: float, q1: float, budget: int, pilot: int, as_json: bool) -> None:
     """Split a labelling budget between the two true classes, and say if the judge is worth it."""
-    from harness.stats.judge_calibration import (
+    from harness.stats import (
         allocate_authors,
         allocate_optimal,
         regime_ratio,

@@ -1,4 +1,4 @@
-"""`harness manifest LOG`: print the manifest a log carries (`harness.eval.manifest`)."""
+"""`harness manifest LOG`: print the manifest a log carries (`harness.eval._manifest`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from harness.errors import exit_on_usage_error
 @exit_on_usage_error
 def manifest(log: str, samples: bool) -> None:
     """Print the manifest of LOG: data, prompt, code, packages, hardware and outputs hashes."""
-    from harness.eval.reproduce import load
+    from harness.eval import load
 
     _, found = load(log)
     click.echo(json.dumps({"digest": found.digest, **found.as_dict(per_sample=samples)},

@@ -38,8 +38,7 @@ def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None, forc
     """Write a statistical report of the logs: scores, paired comparisons, a forest plot."""
     from harness.logs import log_files
     from harness.output_paths import mark_report, report_file
-    from harness.report.data import build_report
-    from harness.report.render import write_report
+    from harness.report import build_report, write_report
 
     log_files(log_dirs)  # a missing folder is named before the output is checked
     target = report_file(default_output(log_dirs, fmt) if output is None else output, "-o",

@@ -35,8 +35,8 @@ def reproduce(log: str, limit: int | None, log_dir: str | None, endpoints: tuple
     Exit 0 when nothing drifted, 1 when something did, 3 when nothing did in what an older
     manifest let be compared; 2 when refused.
     """
-    from harness.eval.reproduce import MAX_WAIT, Consent, prepare, refuse
-    from harness.eval.reproduce import reproduce as run
+    from harness.eval import MAX_WAIT, Consent, prepare, refuse
+    from harness.eval import reproduce as run
 
     consent = Consent(endpoints, paths, MAX_WAIT if max_wait is None else max_wait)
     if plan_only:

@@ -91,7 +91,7 @@ def score(
         read_items,
         reference_only_scores,
     )
-    from harness.stats.auroc import delong, delong_paired
+    from harness.stats import delong, delong_paired
 
     out = _output_file(output, force) if output is not None else None
     if judge:  # a judge that cannot start is named before any work

@@ -1,4 +1,4 @@
-"""Print `harness eval` summary rows as a terminal table (labels: `harness.eval.summary`)."""
+"""Print `harness eval` summary rows as a terminal table (labels: `harness.eval._summary`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from harness.eval.summary import headless, short_labels
+from harness.eval import headless, short_labels
 from harness.terminal import printable
 
 if TYPE_CHECKING:
-    from harness.compare.scores import SummaryRow
+    from harness.compare import SummaryRow
 
 
 def _number(x: float) -> str:

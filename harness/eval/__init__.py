@@ -3,6 +3,10 @@
 `harness.eval.run(EvalRequest(...))` makes the one inspect `eval_set` call and returns an
 `EvalResult` (whether every task finished, the summary rows, the logs read). Names load on
 first use, so importing this package (as the CLI does) stays cheap.
+
+Everything other packages use is named here (`__all__`); the modules behind it are private
+(`_name.py`) and nothing outside this package imports them (tests/test_layout.py). Names load on
+first use, so importing the package stays cheap.
 """
 
 from __future__ import annotations
@@ -11,39 +15,76 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.eval.build import build_models, build_tasks
-    from harness.eval.checks import check
-    from harness.eval.request import EvalRequest
-    from harness.eval.roles import run_roles
-    from harness.eval.runner import EvalResult, run
-    from harness.eval.summary import short_labels
+    from harness.eval._build import build_models, build_tasks
+    from harness.eval._data_content import (
+        IDENTITY_DIGITS,
+        SAMPLE_DIGITS,
+        SCHEME,
+        sample_digests,
+        whole_hash,
+    )
+    from harness.eval._manifest import manifest_of
+    from harness.eval._reproduce import MAX_WAIT, Consent, load, prepare, refuse, reproduce
+    from harness.eval._request import EvalRequest
+    from harness.eval._roles import run_roles
+    from harness.eval._runner import run
+    from harness.eval._summary import headless, short_labels, split_columns
+
+# each public name and the private module that defines it
+_HOME = {
+    "Consent": "_reproduce",
+    "EvalRequest": "_request",
+    "IDENTITY_DIGITS": "_data_content",
+    "MAX_WAIT": "_reproduce",
+    "SAMPLE_DIGITS": "_data_content",
+    "SCHEME": "_data_content",
+    "build_models": "_build",
+    "build_tasks": "_build",
+    "headless": "_summary",
+    "load": "_reproduce",
+    "manifest_of": "_manifest",
+    "prepare": "_reproduce",
+    "refuse": "_reproduce",
+    "reproduce": "_reproduce",
+    "run": "_runner",
+    "run_roles": "_roles",
+    "sample_digests": "_data_content",
+    "short_labels": "_summary",
+    "split_columns": "_summary",
+    "whole_hash": "_data_content",
+}
 
 __all__ = [
+    "Consent",
     "EvalRequest",
-    "EvalResult",
+    "IDENTITY_DIGITS",
+    "MAX_WAIT",
+    "SAMPLE_DIGITS",
+    "SCHEME",
     "build_models",
     "build_tasks",
-    "check",
+    "headless",
+    "load",
+    "manifest_of",
+    "prepare",
+    "refuse",
+    "reproduce",
     "run",
     "run_roles",
+    "sample_digests",
     "short_labels",
+    "split_columns",
+    "whole_hash",
 ]
-
-_HOMES = {
-    "EvalRequest": "request",
-    "EvalResult": "runner",
-    "build_models": "build",
-    "build_tasks": "build",
-    "check": "checks",
-    "run": "runner",
-    "run_roles": "roles",
-    "short_labels": "summary",
-}
 
 
 def __getattr__(name: str) -> Any:
-    """The public name `name`, imported from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'harness.eval' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"harness.eval.{home}"), name)
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

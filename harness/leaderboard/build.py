@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.compare.pairs import NotComparable
+from harness.compare import NotComparable
 from harness.errors import HarnessUsageError
 from harness.leaderboard.collect import BadLog, collect
 from harness.leaderboard.frontier_svg import frontier_svg

@@ -1,4 +1,4 @@
-"""The logs a site is built from: read by `harness.logs`, grouped by `harness.compare.pairs`.
+"""The logs a site is built from: read by `harness.logs`, grouped by `harness.compare._pairs`.
 
 A log that cannot be used (errored, cancelled, still running or half-written, unreadable, or
 with no sample) is listed with its reason, as is one superseded by a newer log of the same
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from harness.compare.pairs import Group, NotComparable, comparable_groups
+from harness.compare import Group, NotComparable, comparable_groups
 from harness.logs import BadLog, LogRecord, read_logs
 
 __all__ = ["BadLog", "Collected", "collect"]

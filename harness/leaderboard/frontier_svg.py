@@ -1,6 +1,6 @@
 """The accuracy-cost frontier of a task as an SVG: both axes with 95% intervals.
 
-The numbers are the frontier's (`harness.report.frontier`); this module only places them. Filled
+The numbers are the frontier's (`harness.report._frontier`); this module only places them. Filled
 points are on the frontier, hollow ones are not; a model of unknown cost is named under the plot
 and in its description, never drawn at 0. Colours are the forest plot's (`svg.COLOURS`), which
 meet WCAG AA on the white page.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from harness.leaderboard.labels import short_labels
 from harness.leaderboard.pages import render
 from harness.leaderboard.svg import COLOURS
-from harness.report.frontier import Frontier
+from harness.report import Frontier
 
 
 @dataclass(frozen=True)

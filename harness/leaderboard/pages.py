@@ -24,7 +24,7 @@ from typing import Any
 
 import jinja2
 
-from harness.compare.pairs import NotComparable
+from harness.compare import NotComparable
 from harness.leaderboard.collect import BadLog
 from harness.leaderboard.ranking import ModelRow, TaskTable
 

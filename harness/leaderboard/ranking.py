@@ -1,11 +1,11 @@
 """Per-task leaderboard tables: scores with intervals, Holm-corrected pairwise tests, honest ranks.
 
 - Score: the mean over the suite's unit with its 95% interval, as `harness eval` prints it
-  (`harness.compare.scores`; replicates of one configuration pooled); errors count as wrong.
+  (`harness.compare._scores`; replicates of one configuration pooled); errors count as wrong.
 - Pairs: every two models on the units both have, from the comparison engine
-  (`harness.compare.pairs.group_pairs`), Holm-corrected over the task's pairs.
+  (`harness.compare._pairs.group_pairs`), Holm-corrected over the task's pairs.
 - Rank (ours): 1 + the number of models significantly better (Holm p <= alpha, the one rule
-  of `harness.stats.design.rejects`, and a higher score). Models no test separates therefore
+  of `harness.stats._design.rejects`, and a higher score). Models no test separates therefore
   share a rank.
 - Significance groups (ours, a compact letter display restricted to runs of the score order):
   each maximal run of consecutive models, in score order, in which no pair differs significantly
@@ -20,11 +20,17 @@ import math
 import string
 from dataclasses import dataclass
 
-from harness.compare.pairs import Group, group_pairs
-from harness.compare.scores import JudgeScores, SummaryRow, arm_rows, first_scorer, record_judge
+from harness.compare import (
+    Group,
+    JudgeScores,
+    SummaryRow,
+    arm_rows,
+    first_scorer,
+    group_pairs,
+    record_judge,
+)
 from harness.logs import LogRecord
-from harness.stats.design import rejects
-from harness.stats.intervals import Interval
+from harness.stats import Interval, rejects
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,7 @@ def task_table(group: Group, alpha: float = 0.05) -> TaskTable:
 
     Each model's score, n and errors are its first score row, exactly as `harness eval` and
     `harness report` print them; a calibrated judge's naive and corrected shares come from the
-    same function (`harness.compare.scores.judge_scores`).
+    same function (`harness.compare._scores.judge_scores`).
     """
     by_model = group.arms
     first_rows = {m: arm_rows(records)[0] for m, records in by_model.items()}

@@ -1,6 +1,6 @@
 """The site's cost view: each task's cost rows and frontier, and each log's manifest file.
 
-Computed once per build from the comparable groups (`harness.report.budgets.group_cost_report`,
+Computed once per build from the comparable groups (`harness.report._budgets.group_cost_report`,
 the report's own numbers), with model names made public as on every other page
 (`labels.public_label`). Each log that carries a manifest gets `manifests/<log>.json`, which the
 suite pages link from the log's row.
@@ -20,9 +20,7 @@ from typing import Any
 from harness.leaderboard.labels import public_label
 from harness.leaderboard.pages import slug
 from harness.logs import LogRecord
-from harness.report.budgets import CostReport, group_cost_report
-from harness.report.cost import CostRow
-from harness.report.frontier import Frontier
+from harness.report import CostReport, CostRow, Frontier, group_cost_report
 
 MANIFEST_DIR = "manifests"
 
@@ -50,7 +48,7 @@ def task_costs(groups: Iterable[Any]) -> dict[tuple[str, str], TaskCosts]:
 
 def write_manifests(records: Iterable[LogRecord], site: Path) -> dict[str, str]:
     """Write each log's manifest to `manifests/`; the link (from the site root) by log path."""
-    from harness.eval.manifest import manifest_of
+    from harness.eval import manifest_of
 
     links: dict[str, str] = {}
     folder = site / MANIFEST_DIR

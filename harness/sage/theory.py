@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from harness.stats.auroc import auroc
+from harness.stats import auroc
 
 # Elements of per-reference noise drawn at once; bounds memory at about 32 MB per chunk.
 _CHUNK = 1 << 22

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.stats.auroc import auroc
+from harness.stats import auroc
 
 
 @dataclass(frozen=True, slots=True)

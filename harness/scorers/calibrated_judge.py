@@ -3,7 +3,7 @@
 Each sample's score value is `{"judge": 0|1, "human": 0|1|-1}`: the wrapped scorer's verdict,
 and the human label from the labels file (-1 where the sample has none). Samples with a human
 label form the calibration set; the others the test set. The `judge_corrected` metric is the
-Rogan-Gladen estimate (specs/calibrated-judge.md; `harness.stats.judge_calibration`), beside the
+Rogan-Gladen estimate (specs/calibrated-judge.md; `harness.stats._judge_calibration`), beside the
 naive share the judge calls correct. `harness eval` and `harness report` print both with their
 intervals, computed from the per-sample values in the log.
 
@@ -19,7 +19,7 @@ from inspect_ai.solver import TaskState
 
 from harness.logs import HUMAN_LABEL_KEY, parse_score
 from harness.scorers.judge_labels import read_labels
-from harness.stats.judge_calibration import CalibrationError, rogan_gladen_from_labels
+from harness.stats import CalibrationError, rogan_gladen_from_labels
 
 UNLABELLED = -1
 
@@ -36,7 +36,7 @@ def split_verdicts(values: list[dict]) -> tuple[list[int], list[int], list[int]]
 def judge_naive() -> Metric:
     """Share of the test items (no human label) the judge calls correct, as the report's.
 
-    Biased by the judge's errors; `harness.compare.scores.judge_scores` gives the same share
+    Biased by the judge's errors; `harness.compare._scores.judge_scores` gives the same share
     with its interval from the log.
     """
 

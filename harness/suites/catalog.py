@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import registry
 from harness.logs import SUITE_KEY
-from harness.stats.design import POSITIVE, Design
+from harness.stats import POSITIVE, Design
 
 if TYPE_CHECKING:
     from inspect_ai import Task
@@ -40,7 +40,7 @@ class Suite:
     # its own model providers: (prefix, `module:NAME` of the ModelAPI class), whose -M arguments
     # `harness eval` checks against the class's signature
     providers: tuple[tuple[str, str], ...] = ()
-    design: Design = Design()  # unit, cluster, score type and settings (harness.stats.design)
+    design: Design = Design()  # unit, cluster, score type and settings (harness.stats._design)
 
     @property
     def task_names(self) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.stats.intervals import Interval, wilson
+from harness.stats import Interval, wilson
 from harness.suites.imgcot.problems import STEPS, Problem, make_problems
 from harness.suites.imgcot.steps import select_steps, step_scores
 

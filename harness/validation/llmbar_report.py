@@ -25,9 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.stats.intervals import wilson
-from harness.stats.judge_calibration import CalibrationError, rogan_gladen
-from harness.stats.ppi import ppi_mean
+from harness.stats import CalibrationError, ppi_mean, rogan_gladen, wilson
 from harness.validation.llmbar_data import JUDGES, SUBSETS, JudgeVerdicts, load_llmbar
 
 

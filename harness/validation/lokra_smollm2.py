@@ -10,7 +10,7 @@ lr 1e-3, batch 16, `--steps` steps); the LoKRA arm adds `penalty(model)` (λ 1e-
 
 Per seed and arm: the held-out mean answer NLL (nats per answer token, lower is better) and
 the share of held-out problems whose answer tokens are all the argmax under teacher forcing.
-Both go through the comparison engine (`harness.stats.compare`, unit seed, LoKRA against
+Both go through the comparison engine (`harness.stats._compare`, unit seed, LoKRA against
 LoRA as baseline).
 
 Run: `python -m harness.validation.lokra_smollm2 --seeds 3 --steps 30`.
@@ -102,8 +102,7 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from harness.models.smollm2 import checkpoint
-    from harness.stats.compare import compare
-    from harness.stats.design import Design
+    from harness.stats import Design, compare
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)

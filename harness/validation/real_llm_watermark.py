@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.stats.intervals import wilson
+from harness.stats import wilson
 from harness.suites.provenance.detect import critical_count, detect, scored_positions
 from harness.suites.provenance.generate import Generated, generate
 from harness.suites.provenance.greenlist import GreenList

@@ -101,9 +101,7 @@ def _fmt(ci: object | None) -> str:
 
 def build_table(pool: Pool, nbr: np.ndarray, sims: np.ndarray) -> list[list[str]]:
     """One row per judge and subset (and the pooled items)."""
-    from harness.stats.auroc import delong, delong_paired
-    from harness.stats.compare import holm_adjusted
-    from harness.stats.design import rejects
+    from harness.stats import delong, delong_paired, holm_adjusted, rejects
 
     alpha = 0.05  # the table's family-wise error rate; "significant" is Holm p <= alpha
 

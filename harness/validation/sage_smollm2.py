@@ -84,8 +84,7 @@ def main() -> None:
     """Run the judge, print the AUROC table as markdown."""
     from harness.sage.judge import judge_scores
     from harness.sage.retrieval import SentenceEmbedder, knn
-    from harness.stats.auroc import delong, delong_paired
-    from harness.stats.intervals import wilson
+    from harness.stats import delong, delong_paired, wilson
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.compare.pairs import Group
-from harness.compare.scores import problem_means
+from harness.compare._pairs import Group
+from harness.compare._scores import problem_means
 from harness.leaderboard.ranking import task_table
 from harness.logs import LogIdentity, LogRecord, SampleScore, read_log
 from tests.leaderboard.conftest import MODELS, N_SAMPLES, TASKS

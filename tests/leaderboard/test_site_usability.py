@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.leaderboard.build import build_site
 from harness.leaderboard.pages import board_rows
 from harness.leaderboard.ranking import ModelRow, TaskTable
-from harness.stats.intervals import Interval
+from harness.stats._intervals import Interval
 from tests.leaderboard.logs import template_log, write_variant
 
 

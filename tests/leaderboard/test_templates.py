@@ -23,7 +23,7 @@ from harness.leaderboard.build import build_site
 from harness.leaderboard.pages import ASSETS, asset, slug
 from harness.leaderboard.ranking import ModelRow, PairResult, TaskTable
 from harness.leaderboard.svg import COLOURS, HEAT_SCALE, P_CLASSES, forest_svg, heatmap_svg
-from harness.stats.intervals import Interval
+from harness.stats._intervals import Interval
 from tests.leaderboard.logs import template_log
 
 # Markup in every field a log controls. Each payload is distinct, so a test can say which leaked.

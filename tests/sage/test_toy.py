@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from harness.sage.toy import ToyConfig, classification_sage_scores, cosine_neighbours, run_toy
-from harness.stats.auroc import auroc
+from harness.stats._auroc import auroc
 
 
 @pytest.fixture(scope="module")

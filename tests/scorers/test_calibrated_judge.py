@@ -9,12 +9,12 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, accuracy, scorer
 from inspect_ai.solver import generate
 
-from harness.compare.scores import score_rows
+from harness.compare._scores import score_rows
 from harness.logs import read_log
 from harness.models.sample_context import bind_sample
-from harness.report.data import build_report
+from harness.report._data import build_report
 from harness.scorers.calibrated_judge import calibrated_judge
-from harness.stats.judge_calibration import rogan_gladen_from_labels
+from harness.stats._judge_calibration import rogan_gladen_from_labels
 
 N = 200
 rng = np.random.default_rng(7)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.stats.auroc import auroc, delong, delong_paired
+from harness.stats._auroc import auroc, delong, delong_paired
 
 
 def _brute_psi(x: float, y: float) -> float:

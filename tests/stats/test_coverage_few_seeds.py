@@ -17,16 +17,16 @@ import pytest
 from scipy import integrate
 from scipy import stats as sps
 
-from harness.stats.exact import median_interval, sign_flip_interval
-from harness.stats.intervals import (
+from harness.stats._exact import median_interval, sign_flip_interval
+from harness.stats._intervals import (
     Interval,
     clustered_t_interval,
     ratio_interval,
     t_interval,
     wilson,
 )
-from harness.stats.paired import mcnemar
-from harness.stats.resampling import clustered_wilson
+from harness.stats._paired import mcnemar
+from harness.stats._resampling import clustered_wilson
 
 REPS = 10_000
 CLUSTER_REPS = 4_000

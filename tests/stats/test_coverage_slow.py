@@ -9,9 +9,9 @@ test_resampling.py.
 import numpy as np
 import pytest
 
-from harness.stats.intervals import t_interval
-from harness.stats.ppi import ppi_mean, ppi_plus_plus_mean
-from harness.stats.resampling import bootstrap_mean, cluster_bootstrap_mean
+from harness.stats._intervals import t_interval
+from harness.stats._ppi import ppi_mean, ppi_plus_plus_mean
+from harness.stats._resampling import bootstrap_mean, cluster_bootstrap_mean
 
 REPS = 10_000
 pytestmark = pytest.mark.slow

@@ -17,8 +17,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from harness.stats.asymptotic_cs import ASYMPTOTIC_MIN_N, AsymptoticCS, choose_cs, rho_for
-from harness.stats.sequential import BettingCS
+from harness.stats._asymptotic_cs import ASYMPTOTIC_MIN_N, AsymptoticCS, choose_cs, rho_for
+from harness.stats._sequential import BettingCS
 
 EPS = np.finfo(float).eps
 Draw = Callable[[np.random.Generator, int], np.ndarray]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.stats.exact import median_interval, sign_flip_interval, subset_means
+from harness.stats._exact import median_interval, sign_flip_interval, subset_means
 
 
 def _brute_subset_means(d):

@@ -6,14 +6,14 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.stats.intervals import (
+from harness.stats._intervals import (
     Interval,
     clustered_t_interval,
     ratio_interval,
     t_interval,
     wilson,
 )
-from harness.stats.pass_at_k import pass_at_k
+from harness.stats._pass_at_k import pass_at_k
 
 
 @pytest.mark.parametrize(("k", "n"), [(0, 30), (1, 30), (15, 30), (29, 30), (30, 30), (7, 200)])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from harness.stats.judge_calibration import (
+from harness.stats._judge_calibration import (
     Allocation,
     CalibrationError,
     JudgeEstimate,

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from harness.stats.multiple import adjust, benjamini_hochberg, holm
+from harness.stats._multiple import adjust, benjamini_hochberg, holm
 
 # Pinned from statsmodels 0.15.0:
 #   multipletests(pvalues, alpha=0.05, method="holm") and method="fdr_bh"

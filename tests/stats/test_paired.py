@@ -6,8 +6,8 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from harness.stats import resampling
-from harness.stats.paired import mcnemar, paired_bootstrap_diff, paired_permutation
+from harness.stats import _resampling as resampling
+from harness.stats._paired import mcnemar, paired_bootstrap_diff, paired_permutation
 
 
 def _pairs(n11, n10, n01, n00):

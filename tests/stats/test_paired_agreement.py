@@ -31,9 +31,9 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from harness.stats.compare import compare, paired_difference
-from harness.stats.design import Design
-from harness.stats.paired import mcnemar, paired_bootstrap_diff
+from harness.stats._compare import compare, paired_difference
+from harness.stats._design import Design
+from harness.stats._paired import mcnemar, paired_bootstrap_diff
 
 BOUNDED = Design(unit="item", score="bounded", family="the pairs of models")
 UNBOUNDED = Design(unit="item", score="unbounded", family="the pairs of models")

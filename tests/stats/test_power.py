@@ -5,7 +5,7 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import NormalIndPower
 
-from harness.stats.power import min_detectable_difference, sample_size_for_difference
+from harness.stats._power import min_detectable_difference, sample_size_for_difference
 
 Z_A = 1.959963984540054  # scipy.stats.norm.ppf(0.975)
 Z_B = 0.8416212335729143  # scipy.stats.norm.ppf(0.8)

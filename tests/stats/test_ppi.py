@@ -6,7 +6,7 @@ import pytest
 # Oracle only: ppi-python 0.2.3 (aangelopoulos/ppi_py), never imported by harness/.
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from harness.stats.ppi import PPIEstimate, ppi_mean, ppi_plus_plus_mean
+from harness.stats._ppi import PPIEstimate, ppi_mean, ppi_plus_plus_mean
 
 
 def _dataset(kind: str, seed: int, n: int, big_n: int):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from harness.stats.judge_calibration import rogan_gladen
-from harness.stats.ppi import ppi_mean
+from harness.stats._judge_calibration import rogan_gladen
+from harness.stats._ppi import ppi_mean
 
 Q0, Q1 = 0.7, 0.9
 N_TEST, N_LAB, REPS = 20_000, 2_000, 300

@@ -6,8 +6,8 @@ import statsmodels.api as sm
 from scipy import stats as sps
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.stats.intervals import t_interval, wilson
-from harness.stats.resampling import bootstrap_mean, cluster_bootstrap_mean, clustered_wilson
+from harness.stats._intervals import t_interval, wilson
+from harness.stats._resampling import bootstrap_mean, cluster_bootstrap_mean, clustered_wilson
 
 
 def _clustered_binary(rng, k, max_size, mean, icc):

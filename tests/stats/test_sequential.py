@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from harness.stats.sequential import BettingCS, ConfidenceSequence, bonferroni_alpha, e_bh
+from harness.stats._sequential import BettingCS, ConfidenceSequence, bonferroni_alpha, e_bh
 
 EPS = np.finfo(float).eps
 GATE = 0.95  # the hard gate, at 2,000 replications (`long`)

@@ -1,4 +1,4 @@
-"""Intervals that respect the design's support (`harness.stats.compare.estimate`, `one_sided`).
+"""Intervals that respect the design's support (`harness.stats._compare.estimate`, `one_sided`).
 
 A quantity that cannot pass one end (seconds, tokens, an entropy: >= 0) gets a t interval on the
 log scale of its distance from that end. It never passes the end, and it covers at least as
@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from harness.stats.compare import estimate
-from harness.stats.design import POSITIVE, REAL, Design
+from harness.stats._compare import estimate
+from harness.stats._design import POSITIVE, REAL, Design
 
 POSITIVE_SEED = Design("seed", "unbounded", bounds=POSITIVE)
 NEGATIVE_SEED = Design("seed", "unbounded", bounds=(-math.inf, 2.0), direction="lower")

@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.compare.scores import arm_rows
+from harness.compare._scores import arm_rows
 from harness.errors import HarnessUsageError
 from harness.eval import build_tasks
-from harness.eval.typed_args import hints
+from harness.eval._typed_args import hints
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.stats.design import POSITIVE, Design
+from harness.stats._design import POSITIVE, Design
 from harness.suites.arg_ranges import WORK_ENV, range_of, work_limit
 from harness.suites.catalog import all_suites, get_suite
 from harness.suites.training_pool import training_pool

@@ -10,9 +10,9 @@ import pytest
 import torch
 from inspect_ai.log import read_eval_log
 
-from harness.stats.compare import estimate, pair_family
-from harness.stats.exact import median_interval, sign_flip_interval
-from harness.stats.intervals import wilson
+from harness.stats._compare import estimate, pair_family
+from harness.stats._exact import median_interval, sign_flip_interval
+from harness.stats._intervals import wilson
 from harness.suites.catalog import get_suite
 from harness.suites.k_parity.data import make_parity_data
 from harness.suites.k_parity.results import (

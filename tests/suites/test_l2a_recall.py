@@ -13,7 +13,7 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
-from harness.stats.compare import pair_family
+from harness.stats._compare import pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.l2a.results import build_l2a_report, l2a_tables, load_l2a_runs, plot_l2a
 from harness.suites.l2a.task import arms, l2a_queries, l2a_recall

@@ -10,9 +10,9 @@ import torch
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
-from harness.stats.compare import one_sided, pair_family
-from harness.stats.design import POSITIVE
-from harness.stats.intervals import t_interval
+from harness.stats._compare import one_sided, pair_family
+from harness.stats._design import POSITIVE
+from harness.stats._intervals import t_interval
 from harness.suites.catalog import get_suite
 from harness.suites.lokra.results import (
     arm_name,
@@ -194,7 +194,7 @@ def test_pairs_decide_tiny_and_zero_differences_exactly():
 
 
 def test_lokra_table_says_not_tested_for_a_nan_p():
-    from harness.stats.intervals import Interval
+    from harness.stats._intervals import Interval
     from harness.suites.lokra.results import LokraPair, LokraReport
 
     nan = math.nan

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from harness.errors import HarnessUsageError
-from harness.stats.compare import pair_family
+from harness.stats._compare import pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.protokv.results import (
     BEST,

@@ -7,10 +7,10 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from harness.errors import HarnessUsageError
-from harness.stats.compare import one_sided, pair_family
-from harness.stats.design import POSITIVE
-from harness.stats.intervals import clustered_t_interval, ratio_interval, t_interval, wilson
-from harness.stats.resampling import clustered_wilson
+from harness.stats._compare import one_sided, pair_family
+from harness.stats._design import POSITIVE
+from harness.stats._intervals import clustered_t_interval, ratio_interval, t_interval, wilson
+from harness.stats._resampling import clustered_wilson
 from harness.suites.catalog import get_suite
 from harness.suites.team.results import build_team_report, load_team_runs, plot_team, team_tables
 from harness.suites.team.task import team

@@ -18,7 +18,7 @@ from inspect_ai.model import get_model
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.stats.agreement import fleiss_kappa
+from harness.stats._agreement import fleiss_kappa
 from harness.suites.swe_rebench.quality import (
     ISSUE_CODES,
     QUALITY_PROMPT_VERSION,

@@ -3,7 +3,7 @@
 Each claim is one line: the differences against clip (or BandKL against its relaxed form) with
 their intervals and Holm p, and which way they came out: "same direction as the paper",
 "reversed", or how many of each; "significant" means Holm p <= the design's alpha
-(`harness.stats.design.rejects`). The wording and grouping are ours.
+(`harness.stats._design.rejects`). The wording and grouping are ours.
 
 Bandit (specs/bandpo.md §5.2): BandKL's mean iterations to p_best > 0.5 at most 0.7x clip's
 (a run that never got there counts as the budget), and a lower clip fraction than clip.
@@ -18,8 +18,7 @@ import math
 
 import numpy as np
 
-from harness.stats.compare import PairEstimate, pair_family
-from harness.stats.design import rejects
+from harness.stats import PairEstimate, pair_family, rejects
 from harness.suites.bandpo.arms import BASELINE
 from harness.suites.bandpo.log_numbers import BandReport, comparison
 

@@ -10,8 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from harness.stats.compare import Comparison
-from harness.stats.intervals import Interval
+from harness.stats import Comparison, Interval
 from harness.suites.bandpo.metrics import Metric
 
 

@@ -7,7 +7,7 @@ returned), or None where the run does not define it (a bin no token fell in).
   mean is a lower bound on the true mean; the report also gives the median, the share reached
   and the count), the clip fraction, p_best at the end;
 - RLVR: mean@n (the final success rate over n responses per target), the unbiased pass@k of
-  Chen et al. averaged over targets (`harness.stats.pass_at_k`), verl's "best@k" in
+  Chen et al. averaged over targets (`harness.stats._pass_at_k`), verl's "best@k" in
   expectation (k draws with replacement from the n responses: 1 - (1 - c/n)^k per target; the
   convention the authors' logs report, reconstructed from its description), the sampler's
   token entropy at the end and averaged over training, the clip fraction overall and in each
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.stats.pass_at_k import pass_at_k
+from harness.stats import pass_at_k
 
 PASS_KS = (1, 4, 16)  # pass@k reported (those <= n)
 BIN_LABELS = ("[0, 0.2)", "[0.2, 0.4)", "[0.4, 0.6)", "[0.6, 0.8)", "[0.8, 1]")

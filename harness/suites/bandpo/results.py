@@ -2,7 +2,7 @@
 
 For one log (one experiment: bandit or RLVR), per metric of `harness.suites.bandpo.metrics`:
 - each arm's mean over the seeds that finished, with the comparison engine's interval
-  (`harness.stats.compare`, the suite's design: unit seed): t over seeds, clipped to [0, 1] for
+  (`harness.stats._compare`, the suite's design: unit seed): t over seeds, clipped to [0, 1] for
   shares; an errored run is left out of the means and counted;
 - each arm against clip on the same seeds: below 20 seeds the exact sign-flip p and the
   interval that inverts it (none below 6 seeds), from 20 a paired bootstrap; Holm over the
@@ -22,9 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import compare, estimate
-from harness.stats.design import POSITIVE
-from harness.stats.exact import median_interval
+from harness.stats import POSITIVE, compare, estimate, median_interval
 from harness.suites.bandpo.arms import BASELINE
 from harness.suites.bandpo.claims import claims_of
 from harness.suites.bandpo.log_numbers import ArmRuns, BandReport

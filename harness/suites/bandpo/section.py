@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.stats.compare import PairEstimate
-from harness.stats.intervals import Interval
+from harness.stats import Interval, PairEstimate
 from harness.suites.bandpo.claims import steps_text
 from harness.suites.bandpo.log_numbers import BandReport
 from harness.suites.bandpo.results import build_report, load_runs

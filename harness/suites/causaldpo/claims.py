@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from harness.stats.compare import PairEstimate
+from harness.stats import PairEstimate
 from harness.suites.causaldpo.units import unit_checks
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The causaldpo part of `harness report`: arms per split over seeds, each arm against DPO.
 
 For one log, per split (IID validation, IID test, OOD test, OOD-H′) and metric (NDCG@10, HR@10,
-Pop@1, ORRatio@10), from the comparison engine (`harness.stats.compare`, the suite's design:
+Pop@1, ORRatio@10), from the comparison engine (`harness.stats._compare`, the suite's design:
 unit seed, scores in [0, 1], Pop@1 and ORRatio lower-is-better, each arm against DPO, one Holm
 family per split and metric):
 - each arm's mean over the seeds that finished, with its t interval clipped to [0, 1]; an
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import Comparison, compare
+from harness.stats import Comparison, compare
 from harness.suites.catalog import get_suite
 from harness.suites.causaldpo.claims import claims_of
 from harness.suites.sections import pyplot

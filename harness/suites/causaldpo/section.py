@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from harness.stats.compare import PairEstimate
+from harness.stats import PairEstimate
 from harness.suites.causaldpo.results import (
     BASELINE,
     KINDS,

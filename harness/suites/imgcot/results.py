@@ -6,7 +6,7 @@ For each `imgcot` log:
   before the answer and the arm's nominal budget;
 - the per-seed accuracies, so every paired claim can be checked by eye;
 - the spec's direction pairs (specs/imgcot.md §5 checks 4 and 5), one Holm family, from the
-  engine (`harness.stats.compare.pair_family`): below 20 seeds the exact sign-flip p over all
+  engine (`harness.stats._compare.pair_family`): below 20 seeds the exact sign-flip p over all
   2^n flips and the interval inverting it (none below 6 seeds: "not estimable"). The spec also
   asks for a paired t-test and Wilcoxon; the engine gives the sign-flip test instead, and no
   suite writes its own test;
@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import PairEstimate, estimate, pair_family
-from harness.stats.intervals import Interval
+from harness.stats import Interval, PairEstimate, estimate, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.imgcot.runs import ARMS, LATENT_ARMS
 from harness.suites.sections import pyplot

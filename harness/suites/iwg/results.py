@@ -5,10 +5,10 @@ The fit is a placeholder model of ours, not the paper's equation.
 One result per group of comparable logs (all but the model agree: same instances, same task
 arguments); each log's model is one orchestrator.
 
-- Metrics: the rows `harness.compare.scores` prints (Wilson for task success, t over instances
+- Metrics: the rows `harness.compare._scores` prints (Wilson for task success, t over instances
   for the others; errored samples count in n and as 0).
 - Pairs: every pair of orchestrators on every metric, on the instances both have, from the
-  comparison engine (`harness.stats.compare.Tally` over the suite's design: unit instance, an
+  comparison engine (`harness.stats._compare.Tally` over the suite's design: unit instance, an
   instance's epochs averaged, an errored epoch 0; McNemar for 0/1; a paired t from 20
   shared instances; the exact sign-flip test and its interval below), Holm-corrected per
   metric.
@@ -25,11 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.compare.pairs import comparable_groups, p_text
-from harness.compare.scores import SummaryRow, score_rows
+from harness.compare import SummaryRow, comparable_groups, p_text, score_rows
 from harness.logs import LogRecord, parse_score, read_samples
-from harness.stats.compare import Tally
-from harness.stats.paired import PairedTest
+from harness.stats import PairedTest, Tally
 from harness.suites.catalog import get_suite
 from harness.suites.iwg.dynamics import (
     PLACEHOLDER_LABEL,

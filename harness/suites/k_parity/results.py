@@ -13,7 +13,7 @@ Per arm, over its seeds (3 or 4 in the presets):
 - the final test accuracy, t interval over seeds;
 - paired comparisons between arms on the same seeds (final accuracy, and steps with a seed
   that never generalises set to the budget), from the comparison engine
-  (`harness.stats.compare`, the suite's design: unit seed), one Holm family per metric. Below
+  (`harness.stats._compare`, the suite's design: unit seed), one Holm family per metric. Below
   20 seeds that is the exact sign-flip interval for the mean difference and the exact sign-flip
   p-value (all 2**n flips); the interval inverts the same test, so they agree. 3 seeds allow
   only 8 sign patterns, so no p is below 0.25 and no 95% interval exists: the table says "not
@@ -21,7 +21,7 @@ Per arm, over its seeds (3 or 4 in the presets):
   75%.
 
 Then the paper's two claims in plain words, read off those paired step differences (ours: the
-wording and the thresholds; "significant": Holm p <= alpha, `harness.stats.design.rejects`,
+wording and the thresholds; "significant": Holm p <= alpha, `harness.stats._design.rejects`,
 at the design's alpha 0.05): whether `md-optimal` and
 `md-fixed` generalise in fewer steps than unweighted `md-uniform` and `md-uniform-inv-t` lags
 all of them; and which way AR against MD came out, with the preset the log ran, since the
@@ -40,11 +40,15 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import estimate, pair_family
-from harness.stats.design import POSITIVE, rejects
-from harness.stats.exact import median_interval
-from harness.stats.intervals import Interval
-from harness.stats.paired import PairedTest
+from harness.stats import (
+    POSITIVE,
+    Interval,
+    PairedTest,
+    estimate,
+    median_interval,
+    pair_family,
+    rejects,
+)
 from harness.suites.catalog import get_suite
 from harness.suites.sections import pyplot, save_figure
 

@@ -5,7 +5,7 @@ For each `l2a-recall` log, one row per arm (full, swa, and l2a at each λ′):
 - the routed fraction (share of token-layer pairs with d_t = 1), mean with a t interval, and the
   routing at query positions per layer;
 - the query CE, and CE − full-global's on the same seeds: the "loss against full-global", from
-  the comparison engine (`harness.stats.compare`, the suite's design: unit seed, one Holm family
+  the comparison engine (`harness.stats._compare`, the suite's design: unit seed, one Holm family
   of every arm against full-global). Below 20 seeds that is the exact sign-flip interval over
   the per-seed differences, which exists from 6 seeds on (the preset runs 2; below 6 the table
   says "not estimable at n = 2" rather than print an interval that covers less than it
@@ -29,8 +29,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import estimate, pair_family
-from harness.stats.intervals import Interval
+from harness.stats import Interval, estimate, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.sections import pyplot
 

@@ -9,7 +9,7 @@ For each `lokra` log (one experiment) and target:
 - the runs that errored, counted per arm: a score is continuous (an error, an accuracy), so an
   errored run is left out of the mean and the pairs, and the table says how many there were;
 - one row per arm against LoRA on the same seeds, from the comparison engine
-  (`harness.stats.compare`, the suite's design: unit seed, unbounded score, one Holm family per
+  (`harness.stats._compare`, the suite's design: unit seed, unbounded score, one Holm family per
   target): below 20 seeds the mean difference with the exact sign-flip interval over the
   per-seed differences and the exact sign-flip p-value (all 2**n flips), Holm-corrected over the
   target's arms (fit: lower error is better; transfer: higher accuracy is better). The presets
@@ -34,9 +34,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import estimate, pair_family
-from harness.stats.design import POSITIVE
-from harness.stats.intervals import Interval
+from harness.stats import POSITIVE, Interval, estimate, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.sections import pyplot
 

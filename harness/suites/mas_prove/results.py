@@ -8,7 +8,7 @@ wrong and is counted. Per configuration:
   problem at one seed; cluster: `mp_problem`): Wilson, clustered by problem where a problem has
   several seeds;
 - the paired difference against the same pattern with verifier `none`, on the items both have,
-  from the engine (`harness.stats.compare.pair_family`): McNemar for 0/1 items that do not nest;
+  from the engine (`harness.stats._compare.pair_family`): McNemar for 0/1 items that do not nest;
   with several seeds, the test runs on the problems' mean differences (a paired bootstrap from
   20 problems, else the exact sign-flip test and its interval); Holm over the grid;
 - the spread across seeds: the standard deviation of the per-seed accuracies;
@@ -31,10 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.logs import LogRecord, SampleScore, parse_score
-from harness.stats.compare import estimate, pair_family
-from harness.stats.design import POSITIVE
-from harness.stats.intervals import Interval
-from harness.stats.paired import PairedTest
+from harness.stats import POSITIVE, Interval, PairedTest, estimate, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
 from harness.suites.sections import pyplot, save_figure

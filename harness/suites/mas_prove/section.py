@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import math
 
-from harness.compare.pairs import p_text
-from harness.stats.design import rejects
-from harness.stats.intervals import Interval
-from harness.stats.paired import PairedTest
+from harness.compare import p_text
+from harness.stats import Interval, PairedTest, rejects
 from harness.suites.mas_prove.results import (
     DESIGN,
     MasReport,

@@ -10,7 +10,7 @@ step (pattern `single`), the model predicts the chain right with probability q^K
 
 Intervals are percentile cluster-bootstrap intervals over problems (every search of a problem
 resampled together), printed only from `MIN_CLUSTERS` problems up; below that they are "not
-estimable" (a cluster bootstrap under-covers with few clusters: `harness.stats.resampling`).
+estimable" (a cluster bootstrap under-covers with few clusters: `harness.stats._resampling`).
 Coverage, simulated from the toy model (300 replications; the suite's tests check it): 91.7 to
 95.0% at 50 problems, 92.0 to 94.3% at 100, for nominal 95%.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.stats.intervals import Interval
+from harness.stats import Interval
 from harness.suites.mas_prove.ranking import toy_step_accuracy
 
 MIN_CLUSTERS = 50  # below this many problems no bootstrap interval is printed

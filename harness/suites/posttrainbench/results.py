@@ -17,9 +17,9 @@ From one log's runs (sample metadata `run`):
     configuration) give the paper's ±1 SD and a t interval on R - 1 degrees of freedom, on
     the logit scale so that it stays in the score's support [0, 1] (`replicate_interval`);
     with one run per configuration it is "not estimable". A percentile bootstrap over so
-    few runs would not cover 95% (see `harness.compare.pairs`), so none is printed;
+    few runs would not cover 95% (see `harness.compare._pairs`), so none is printed;
 - **against the base**, per agent and configuration: the comparison engine's test on the test
-  items (`harness.stats.compare`, the suite's design: unit item, 0/1 scores, so McNemar's exact
+  items (`harness.stats._compare`, the suite's design: unit item, 0/1 scores, so McNemar's exact
   test and interval), paired with the base model's answers, Holm-corrected over the log's pairs;
 - **errored runs** (the sample raised, or finished without a run): counted per agent, and
   scored as a failed run is, with the base model's score and answers (taken from a finished
@@ -36,9 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from harness.stats.compare import pair_family
-from harness.stats.intervals import Interval
-from harness.stats.paired import PairedTest
+from harness.stats import Interval, PairedTest, pair_family
 from harness.suites.catalog import get_suite
 
 MIN_ITEMS = 20  # below this many items per benchmark the item interval is not printed

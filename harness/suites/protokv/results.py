@@ -6,7 +6,7 @@ For each `protokv` log:
   errored is left out and counted;
 - ProtoKV − the best token baseline at each delay, where the best is taken per seed (the max
   of window, sinks + window, H2O and uniform thinning on that seed, as the spec defines it),
-  paired on seeds by the engine (`harness.stats.compare`: below 20 seeds the exact sign-flip
+  paired on seeds by the engine (`harness.stats._compare`: below 20 seeds the exact sign-flip
   p over all 2^n flips, two-sided, and the interval that inverts it), Holm over the delays;
 - the checks of specs/protokv.md §5 as claim lines, each saying pass or FAIL and why. The spec
   asks for a one-sided paired t-test (and Wilcoxon) at p < 0.01; the gates here use the engine's
@@ -24,9 +24,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
-from harness.stats.compare import PairEstimate, estimate, pair_family
-from harness.stats.design import Design
-from harness.stats.intervals import Interval
+from harness.stats import Design, Interval, PairEstimate, estimate, pair_family
 from harness.suites.protokv.runs import ARMS, TOKEN_BASELINES
 from harness.suites.sections import pyplot
 

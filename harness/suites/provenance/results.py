@@ -2,7 +2,7 @@
 
 One result per preset, made from the newest detect, select and distill logs of that preset
 (a check whose log is missing says so). Numbers are read from the runs' metadata; intervals
-come from the comparison engine (`harness.stats.compare`): Wilson for a false-positive rate or
+come from the comparison engine (`harness.stats._compare`): Wilson for a false-positive rate or
 a power (binary per text), t over seeds for student detection at matched KL, kept to each
 metric's support (−log10 p >= 0: on the log scale; v̄ − γ in [−γ, 1 − γ]: clipped; below 20
 seeds the engine's rules apply, and ADFP - KGW is the exact sign-flip test, "not estimable"
@@ -21,9 +21,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import LogRecord, load_training_runs
-from harness.stats.compare import estimate, pair_family
-from harness.stats.design import POSITIVE, Design
-from harness.stats.intervals import Interval
+from harness.stats import POSITIVE, Design, Interval, estimate, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.sections import log_heading, preset_of
 

@@ -4,7 +4,7 @@ One result per group of comparable logs (all but the policy agree: trace, slices
 server). Each log's model is one policy.
 
 - Percentiles: P50/P95/P99 of TTFT and TTLT over every request of the policy's samples, with
-  `harness.stats.cluster_quantile` intervals whose independent clusters are the trace slices
+  `harness.stats._cluster_quantile` intervals whose independent clusters are the trace slices
   (each slice is simulated from an empty server, so slices are independent; requests within a
   slice are not, and a slice's seeds share its arrivals, so they pool within it). With one
   slice the interval is not estimable, and says so. P99's interval is computed at the 99%
@@ -35,12 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.compare.pairs import comparable_groups
+from harness.compare import comparable_groups
 from harness.logs import LogRecord, read_samples
-from harness.stats.cluster_quantile import cluster_quantile_interval
-from harness.stats.compare import PairEstimate, Tally
-from harness.stats.design import Design
-from harness.stats.intervals import Interval
+from harness.stats import Design, Interval, PairEstimate, Tally, cluster_quantile_interval
 from harness.suites.sections import pyplot, save_figure
 
 QUANTILES = (0.5, 0.95, 0.99)

@@ -37,8 +37,7 @@ from inspect_ai.model import GenerateConfig, Model, ModelName, get_model
 from inspect_ai.solver import TaskState
 
 from harness.models.sample_context import set_current_sample
-from harness.stats.agreement import fleiss_kappa
-from harness.stats.intervals import Interval, wilson
+from harness.stats import Interval, fleiss_kappa, wilson
 from harness.suites.swe_rebench.task_format import SweTask
 
 

@@ -14,7 +14,7 @@ trained model, and items of different seeds share nothing. Hence:
 For each `team` log:
 - per variant: exact match (Wilson, or clustered Wilson) and mean TPF, APF and APT (t, or
   clustered t), plus the KV-commit-inclusive TPF and the share of masked rows that were cold,
-  all from the comparison engine (`harness.stats.compare.estimate`, the suite's design: unit
+  all from the comparison engine (`harness.stats._compare.estimate`, the suite's design: unit
   item, clustered by seed);
 - errored prompts: a prompt whose sample errored, was not decoded, or whose score cannot be
   read counts as incorrect in exact match (an error counts as wrong), is left out of TPF, APF
@@ -39,10 +39,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import parse_score
-from harness.stats.compare import estimate, pair_family
-from harness.stats.design import POSITIVE
-from harness.stats.intervals import Interval, ratio_interval
-from harness.stats.paired import PairedTest
+from harness.stats import POSITIVE, Interval, PairedTest, estimate, pair_family, ratio_interval
 from harness.suites.catalog import get_suite
 from harness.suites.sections import pyplot
 

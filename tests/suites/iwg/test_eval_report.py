@@ -43,8 +43,8 @@ def test_eval_scores_every_metric_per_orchestrator(logs):
 
 def test_report_section_and_leaderboard_show_the_suite(logs, tmp_path):
     from harness.leaderboard.build import build_site
-    from harness.report.data import build_report
-    from harness.report.render import write_report
+    from harness.report._data import build_report
+    from harness.report._render import write_report
 
     log_dir, _ = logs
     data = build_report([str(log_dir)])
@@ -160,7 +160,7 @@ def test_tiny_arith_orchestrates_poorly_without_crashing_and_minilm_scores(tmp_p
 
 def test_pairs_are_the_engines_per_metric(logs):
     from harness.logs import parse_score, read_logs
-    from harness.stats.compare import compare
+    from harness.stats._compare import compare
     from harness.suites.catalog import catalog_design, get_suite
     from harness.suites.iwg.results import build_group
 

@@ -11,7 +11,7 @@ import pytest
 
 from harness.eval import EvalRequest, run
 from harness.logs import read_log, read_samples
-from harness.report.sections import SectionOutput, section_markdown, write_plots
+from harness.report._sections import SectionOutput, section_markdown, write_plots
 from harness.suites.catalog import catalog_design
 from harness.suites.mas_prove.results import build_mas_report
 from harness.suites.mas_prove.section import SECTION, view

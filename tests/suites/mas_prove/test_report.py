@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from harness.logs import LogIdentity, LogRecord, SampleScore
-from harness.stats.compare import clean_json, pair_family
+from harness.stats._compare import clean_json, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.mas_prove.results import build_mas_report
 from harness.suites.mas_prove.section import grid_table, notes

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.stats.compare import clean_json, pair_family
+from harness.stats._compare import clean_json, pair_family
 from harness.suites.catalog import get_suite
 from harness.suites.posttrainbench.results import build_report, report_tables
 
