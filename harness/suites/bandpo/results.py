@@ -27,9 +27,10 @@ from harness.suites.bandpo.arms import BASELINE
 from harness.suites.bandpo.claims import claims_of
 from harness.suites.bandpo.log_numbers import ArmRuns, BandReport
 from harness.suites.bandpo.metrics import BANDIT_METRICS, Metric, rlvr_metrics
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 
-DESIGN = get_suite("bandpo").design  # unit: seed
+# unit: seed
+DESIGN = suite_of_task(f"{__package__}.task:bandpo_bandit").design
 
 
 def load_runs(location: str) -> list[dict[str, Any]]:

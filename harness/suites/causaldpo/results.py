@@ -23,7 +23,7 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats import Comparison, compare
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.causaldpo.claims import claims_of
 from harness.suites.sections import pyplot
 
@@ -34,7 +34,7 @@ BASELINE = "dpo"
 
 def design() -> Any:
     """The suite's design, read from the catalog."""
-    return get_suite("causaldpo").design
+    return suite_of_task(f"{__package__}.task:causaldpo").design
 
 
 @dataclass(frozen=True)

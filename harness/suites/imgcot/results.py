@@ -29,11 +29,12 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats import Interval, PairEstimate, estimate, pair_family
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.imgcot.runs import ARMS, LATENT_ARMS
 from harness.suites.sections import pyplot
 
-DESIGN = get_suite("imgcot").design  # unit: seed; accuracy in [0, 1]; the spec's pairs
+# unit: seed; accuracy in [0, 1]; the spec's pairs
+DESIGN = suite_of_task(f"{__package__}.task:imgcot").design
 PAIRS = (
     ("imgcot", "text_latents"),  # check 4: the image target
     ("loose_lowest", "imgcot"),  # check 5: the kept low-likelihood step

@@ -28,7 +28,7 @@ import numpy as np
 from harness.compare import SummaryRow, comparable_groups, p_text, score_rows
 from harness.logs import LogRecord, parse_score, read_samples
 from harness.stats import PairedTest, Tally
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.iwg.dynamics import (
     PLACEHOLDER_LABEL,
     ROBUSTNESS_RULE,
@@ -40,7 +40,8 @@ from harness.suites.iwg.dynamics import (
 from harness.suites.iwg.identify import NOT_IDENTIFIABLE
 from harness.suites.sections import pyplot, save_figure
 
-DESIGN = get_suite("iwg").design  # unit: instance; bounded scores; a Holm family per metric
+# unit: instance; bounded scores; a Holm family per metric
+DESIGN = suite_of_task(f"{__package__}.task:iwg").design
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,11 @@ from harness.stats import (
     pair_family,
     rejects,
 )
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.sections import pyplot, save_figure
 
-DESIGN = get_suite("k-parity").design  # unit: seed; final accuracy is bounded in [0, 1]
+# unit: seed; final accuracy is bounded in [0, 1]
+DESIGN = suite_of_task(f"{__package__}.task:k_parity").design
 STEPS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE, direction="lower")
 SHARE = dataclasses.replace(DESIGN, score="binary")  # generalised or not, per seed
 

@@ -30,10 +30,11 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats import Interval, estimate, pair_family
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.sections import pyplot
 
-DESIGN = get_suite("l2a-recall").design  # unit: seed; CE unbounded; every arm against full
+# unit: seed; CE unbounded; every arm against full
+DESIGN = suite_of_task(f"{__package__}.task:l2a_recall").design
 SHARES = replace(DESIGN, score="bounded", bounds=(0.0, 1.0), direction="higher")  # in [0, 1]
 
 

@@ -35,10 +35,11 @@ import numpy as np
 
 from harness.logs import load_training_runs
 from harness.stats import POSITIVE, Interval, estimate, pair_family
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.sections import pyplot
 
-DESIGN = get_suite("lokra").design  # unit: seed; unbounded scores; a family per target
+# unit: seed; unbounded scores; a family per target
+DESIGN = suite_of_task(f"{__package__}.task:lokra_fit").design
 # each experiment's score keeps to its support (issue 40): a relative error is >= 0 and lower is
 # better (the engine's t interval on the log scale); an accuracy lies in [0, 1] (t, clipped)
 DESIGNS = {

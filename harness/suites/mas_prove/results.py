@@ -32,12 +32,13 @@ import numpy as np
 
 from harness.logs import LogRecord, SampleScore, parse_score
 from harness.stats import POSITIVE, Interval, PairedTest, estimate, pair_family
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
 from harness.suites.sections import pyplot, save_figure
 
 CONFIG_KEYS = ("mp_pattern", "mp_verifier", "mp_granularity", "mp_context")
-DESIGN = get_suite("mas-prove").design  # unit: item (problem, seed); cluster: mp_problem
+# unit: item (problem, seed); cluster: mp_problem
+DESIGN = suite_of_task(f"{__package__}.task:mas_prove").design
 TOKENS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE, direction="lower")
 
 

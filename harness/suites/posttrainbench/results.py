@@ -37,10 +37,11 @@ import numpy as np
 from scipy import special, stats
 
 from harness.stats import Interval, PairedTest, pair_family
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 
 MIN_ITEMS = 20  # below this many items per benchmark the item interval is not printed
-DESIGN = get_suite("posttrainbench").design  # unit: test item, 0/1; each run against the base
+# unit: test item, 0/1; each run against the base
+DESIGN = suite_of_task(f"{__package__}.task:posttrainbench").design
 RUN_KEYS = ("agent", "base_model", "benchmark", "run", "configuration")  # an errored run's
 
 

@@ -34,9 +34,9 @@ CHECK_DELAY, SHORT_DELAY = 32, 4  # spec §5 checks 4-6
 
 def design() -> Design:
     """The suite's declared design (read from the catalog when first needed)."""
-    from harness.suites.catalog import get_suite
+    from harness.suites.catalog import suite_of_task
 
-    return get_suite("protokv").design
+    return suite_of_task(f"{__package__}.task:protokv").design
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ import numpy as np
 
 from harness.logs import LogRecord, load_training_runs
 from harness.stats import POSITIVE, Design, Interval, estimate, pair_family
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.sections import log_heading, preset_of
 
-DESIGN = get_suite("provenance").design  # unit: seed; scores unbounded (-log10 p, excess)
+# unit: seed; scores unbounded (-log10 p, excess)
+DESIGN = suite_of_task(f"{__package__}.task:provenance_detect").design
 PER_TEXT = dataclasses.replace(DESIGN, unit="item", score="binary")  # detected or not, per text
 # −log10 p of a p in (0, 1] is >= 0: its mean over seeds gets the engine's t interval on the log
 # scale, which never passes 0 (issue 40: a t interval at 2 seeds printed [−25.1, 30.3])

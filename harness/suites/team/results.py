@@ -40,11 +40,12 @@ import numpy as np
 
 from harness.logs import parse_score
 from harness.stats import POSITIVE, Interval, PairedTest, estimate, pair_family, ratio_interval
-from harness.suites.catalog import get_suite
+from harness.suites.catalog import suite_of_task
 from harness.suites.sections import pyplot
 
 METRICS = ("tpf", "apf", "apt")
-DESIGN = get_suite("team").design  # unit: item (seed, prompt); cluster: seed; exact match 0/1
+# unit: item (seed, prompt); cluster: seed; exact match 0/1
+DESIGN = suite_of_task(f"{__package__}.task:team").design
 COUNTS = dataclasses.replace(DESIGN, score="unbounded", bounds=POSITIVE)  # TPF, APF, APT >= 0
 
 
