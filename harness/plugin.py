@@ -15,10 +15,11 @@ from inspect_ai.scorer import Scorer, scorer
 from inspect_ai.util import registry_info
 
 import harness.sandbox  # noqa: F401  (registers the `bwrap` sandbox)
-from harness.models.providers import local, pdr, replay, scripted, sr, suco  # noqa: F401
+from harness.models.providers import local, pdr, replay, scripted, sr  # noqa: F401
 from harness.scorers.calibrated_judge import calibrated_judge  # noqa: F401
 from harness.scorers.math_answer import math_answer  # noqa: F401
 from harness.scorers.sage import sage  # noqa: F401
+from harness.suco.provider import suco  # noqa: F401
 from harness.suco.sapo_scorer import sapo  # noqa: F401
 from harness.suites.catalog import all_suites
 

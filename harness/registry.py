@@ -30,7 +30,7 @@ from harness.errors import HarnessUsageError
 # providers and command group are declared by its catalog entry, so the catalog registers them
 SOURCES: dict[str, tuple[str, ...]] = {
     "suite": ("harness.suites.catalog",),
-    "provider": ("harness.models.providers", "harness.suites.catalog"),
+    "provider": ("harness.models.providers", "harness.suco.provider", "harness.suites.catalog"),
     "local-model": ("harness.models.builtin",),
     "command": ("harness.cli.commands", "harness.suites.catalog"),
     "until": ("harness.board._live_run",),  # `harness eval --until NAME`: stopping rules

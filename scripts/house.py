@@ -2,6 +2,7 @@
 
     python scripts/house.py            # rooms, arrows, back-arrows and circles, as text
     python scripts/house.py --dot F    # also the drawing, as Graphviz DOT
+    python scripts/house.py --rooms    # also the circles among rooms (same-floor arrows)
 
 A room is a folder under harness/ (`stats/`, `suites/`); the modules at the top of `harness/` are
 the room `harness`. An arrow is any import between two rooms, at module level or inside a
@@ -179,6 +180,9 @@ def main() -> None:
     """Print the measures; with --dot, write the drawing too."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dot", type=Path, help="write the drawing (Graphviz DOT) here")
+    parser.add_argument(
+        "--rooms", action="store_true", help="also print the circles among rooms, with file:line"
+    )
     args = parser.parse_args()
     modules = imports()
     found = arrows(modules)
@@ -195,6 +199,14 @@ def main() -> None:
         print(f"  back: {arrow.source} -> {arrow.target}  {arrow.where}")
     for loop in loops:
         print(f"  circle: {' <-> '.join(loop)}")
+    if args.rooms:
+        room_loops = circles(found)
+        print(f"room circles {len(room_loops)}")
+        for loop in room_loops:
+            print(f"  room circle: {' <-> '.join(loop)}")
+            for arrow in found:
+                if arrow.source in loop and arrow.target in loop:
+                    print(f"    {arrow.source} -> {arrow.target}  {arrow.where}")
     if args.dot:
         if args.dot.exists() and not args.dot.read_text().startswith("digraph house"):
             sys.exit(f"house: {args.dot} exists and is not a drawing this script wrote")

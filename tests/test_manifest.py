@@ -82,7 +82,7 @@ def test_the_code_hash_names_the_modules_a_scorer_calls_and_their_packages():
 
     found = code_identity([aime2024, math_answer()])
     assert {"harness/suites/aime.py", "harness/scorers/math_answer.py",
-            "harness/scorers/answer_extraction.py"} <= set(found["files"])  # fmt: skip
+            "harness/answer_extraction.py"} <= set(found["files"])  # fmt: skip
     assert "harness/eval/_runner.py" not in found["files"]  # only what the task imports
     assert {"math_verify", "sympy", "inspect_ai", "python"} <= set(found["packages"])
 

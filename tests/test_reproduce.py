@@ -195,13 +195,13 @@ def test_scripted_reproduces_and_every_drift_is_named(tmp_path: Path, data_dir, 
     copy = tmp_path / "src" / "harness"
     shutil.copytree(Path(harness.__file__).parent, copy,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))  # fmt: skip
-    called = copy / "scorers" / "answer_extraction.py"
+    called = copy / "answer_extraction.py"
     called.write_text(called.read_text() + "\n# extract_answer changed\n")
     monkeypatch.setattr(code_closure, "ROOT", copy, raising=False)
     code, out = _reproduce(log, tmp_path / "r4")
     monkeypatch.undo()
     assert code == 1, out
-    assert "harness/scorers/answer_extraction.py" in _line(out, "code"), out
+    assert "harness/answer_extraction.py" in _line(out, "code"), out
     assert out.rstrip().endswith("drifted: code")
     # the first problem's text changes, and --limit 2 runs fewer: compared on those two, and
     # the whole dataset's hash still compared

@@ -6,7 +6,7 @@ from the source (`ast`), so an import inside a function counts as one at the top
 is never imported to be hashed. A package's `__init__.py` counts with each module under it.
 
 - files: each followed module's source file by its path under the checkout
-  (`harness/scorers/answer_extraction.py`) and its SHA-256; a root outside the `harness`
+  (`harness/answer_extraction.py`) and its SHA-256; a root outside the `harness`
   package (a task file of the user's) by its module name and file name;
 - packages: the installed distributions that own the third-party modules those files import
   (`math_verify` -> math-verify), and the distributions those require (their declared

@@ -1,8 +1,8 @@
 """The model providers this package registers with inspect-ai, and with `harness.registry`.
 
-`local/`, `replay/`, `scripted/`, and the method wrappers `pdr/`, `sr/`, `suco/`
-(see `harness.models.methods`). A suite's own providers (`iwg/`, `serving/`) are declared by
-its catalog entry, which registers them as well.
+`local/`, `replay/`, `scripted/`, and the method wrappers `pdr/`, `sr/` (see
+`harness.models.methods`). `suco/` registers itself (`harness.suco.provider`); a suite's own
+providers (`iwg/`, `serving/`) are declared by its catalog entry, which registers them as well.
 
 Heavy imports (torch, transformers) happen inside the factories, so listing providers is cheap.
 """
@@ -19,7 +19,7 @@ from harness.errors import HarnessUsageError
 Factory = Callable[[], type[ModelAPI]]
 
 
-def _provider(name: str, api: str) -> Callable[[Factory], Factory]:
+def register_provider(name: str, api: str) -> Callable[[Factory], Factory]:
     """Register provider `name` with inspect (the decorated factory) and with the registry.
 
     `api` is the `module:NAME` of its class, whose constructor's signature `harness eval`
@@ -36,7 +36,7 @@ def provider_class(name: str) -> type[ModelAPI] | None:
     return registry.get("provider", name)
 
 
-@_provider("local", "harness.models.local:LocalTorchAPI")
+@register_provider("local", "harness.models.local:LocalTorchAPI")
 def local() -> type[ModelAPI]:
     """In-process torch models: built-in tiny models and Hugging Face checkpoints on disk."""
     try:
@@ -51,7 +51,7 @@ def local() -> type[ModelAPI]:
     return LocalTorchAPI
 
 
-@_provider("replay", "harness.models.replay:ReplayAPI")
+@register_provider("replay", "harness.models.replay:ReplayAPI")
 def replay() -> type[ModelAPI]:
     """Recorded outputs from a JSONL file or an inspect log."""
     from harness.models.replay import ReplayAPI
@@ -59,7 +59,7 @@ def replay() -> type[ModelAPI]:
     return ReplayAPI
 
 
-@_provider("scripted", "harness.models.scripted:ScriptedAPI")
+@register_provider("scripted", "harness.models.scripted:ScriptedAPI")
 def scripted() -> type[ModelAPI]:
     """Scripted answers with token usage, for tests."""
     from harness.models.scripted import ScriptedAPI
@@ -67,7 +67,7 @@ def scripted() -> type[ModelAPI]:
     return ScriptedAPI
 
 
-@_provider("pdr", "harness.models.methods.refine_api:RefineAPI")
+@register_provider("pdr", "harness.models.methods.refine_api:RefineAPI")
 def pdr() -> type[ModelAPI]:
     """Parallel-Distill-Refine around an inner model: `pdr/INNER -M rounds=8,4,1`."""
     from harness.models.methods.refine_api import RefineAPI
@@ -75,17 +75,9 @@ def pdr() -> type[ModelAPI]:
     return RefineAPI
 
 
-@_provider("sr", "harness.models.methods.refine_api:SequentialRefineAPI")
+@register_provider("sr", "harness.models.methods.refine_api:SequentialRefineAPI")
 def sr() -> type[ModelAPI]:
     """Sequential Refinement around an inner model: `sr/INNER -M rounds=3`."""
     from harness.models.methods.refine_api import SequentialRefineAPI
 
     return SequentialRefineAPI
-
-
-@_provider("suco", "harness.models.methods.suco_exit:SucoExitAPI")
-def suco() -> type[ModelAPI]:
-    """Sufficiency-guided early exit around an inner model (our derivation from SuCo)."""
-    from harness.models.methods.suco_exit import SucoExitAPI
-
-    return SucoExitAPI

@@ -14,7 +14,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from harness.scorers.answer_extraction import EXTRACTION_MODES, ExtractionMode, extract_answer
+from harness.answer_extraction import EXTRACTION_MODES, ExtractionMode, extract_answer
 
 
 def answers_match(extracted: str, target: str) -> bool:
@@ -33,7 +33,7 @@ def math_answer(*, extraction: ExtractionMode = "boxed_or_int") -> Scorer:
     """Score the completion by its extracted final answer, checked with `math-verify`.
 
     Args:
-        extraction: How to find the answer; see `harness.scorers.answer_extraction`.
+        extraction: How to find the answer; see `harness.answer_extraction`.
 
     """
     if extraction not in EXTRACTION_MODES:

@@ -3,7 +3,7 @@ r"""`sapo()`: an inspect scorer whose value is SuCo's SAPO reward of each output
 Per output (the parts the paper leaves open are ours, spec suco.md §4):
 
 - the completion is split by `harness.suco.trajectories.split_completion`;
-- correct: the answer extracted from the text after the CoT (`harness.scorers.answer_extraction`,
+- correct: the answer extracted from the text after the CoT (`harness.answer_extraction`,
   by default the last `\boxed{}` or else the last integer) equals the target exactly, spaces
   around both stripped;
 - format: the completion has a `<think>…</think>` block and an answer can be extracted after it;
@@ -26,8 +26,8 @@ import anyio
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from harness.answer_extraction import ExtractionMode, extract_answer
 from harness.errors import HarnessUsageError
-from harness.scorers.answer_extraction import ExtractionMode, extract_answer
 from harness.suco.calibrator import Calibrator, load_calibrator
 from harness.suco.msc import find_msc
 from harness.suco.sapo import sapo_reward
@@ -73,7 +73,7 @@ def sapo(
         think_close: Closes the CoT.
         lead_in: Text between the CoT and the answer in the scoring template.
         answer_close: Text scored after the answer (the box's closing brace).
-        extraction: How the answer is read (`harness.scorers.answer_extraction`).
+        extraction: How the answer is read (`harness.answer_extraction`).
 
     """
     try:

@@ -15,9 +15,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate, prompt_template
 
+from harness.answer_extraction import ExtractionMode
 from harness.data import DatasetSpec, int_in_range, load_rows, nonempty_str
 from harness.models.sample_context import bind_sample
-from harness.scorers.answer_extraction import ExtractionMode
 from harness.scorers.math_answer import math_answer
 from harness.suites.arg_ranges import checked_args
 

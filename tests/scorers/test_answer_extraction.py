@@ -1,6 +1,6 @@
 import pytest
 
-from harness.scorers.answer_extraction import extract_answer, last_boxed
+from harness.answer_extraction import extract_answer, last_boxed
 from harness.scorers.math_answer import answers_match
 
 

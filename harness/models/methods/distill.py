@@ -28,11 +28,11 @@ from typing import Literal
 
 from inspect_ai.model import ChatMessage, ChatMessageUser
 
+from harness.answer_extraction import extract_answer
 from harness.models.methods.budget import CallRecord, CallRole
 from harness.models.methods.concurrent import gather
 from harness.models.methods.prompts import distill_prompt, drafts_block, rate_prompt
 from harness.models.methods.token_count import TokenCounter
-from harness.scorers.answer_extraction import extract_answer
 
 DistillScheme = Literal["global", "shared_topk", "per_sample_topk", "random_k"]
 DISTILL_SCHEMES: tuple[str, ...] = ("global", "shared_topk", "per_sample_topk", "random_k")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from harness.scorers.answer_extraction import extract_answer, last_boxed
+from harness.answer_extraction import extract_answer, last_boxed
 
 AimeExtraction = Literal["boxed_or_int", "strict", "lenient", "lenient_compat"]
 AIME_EXTRACTIONS: tuple[str, ...] = ("boxed_or_int", "strict", "lenient", "lenient_compat")
