@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
-from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 
 from harness.models.recorded import load_recorded
-from harness.models.sample_context import current_sample
+from harness.models.sample_context import PerSampleAPI, SampleRef, current_sample
 from harness.models.usage import word_usage
 
 
@@ -21,7 +20,7 @@ class ReplayMissing(LookupError):
     """A sample has no recorded output."""
 
 
-class ReplayAPI(ModelAPI):
+class ReplayAPI(PerSampleAPI[SampleRef]):
     """Answers each sample with its recorded output."""
 
     def __init__(
@@ -39,20 +38,19 @@ class ReplayAPI(ModelAPI):
         """Playback is free, so run many samples at once."""
         return 64
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
+    def bound(self) -> SampleRef | None:
+        """The current sample."""
+        return current_sample()
+
+    def unbound(self) -> Exception:
+        """Outside a harness task the sample is unknown."""
+        return ReplayMissing(
+            "replay/ needs to know the sample: run a harness task (its solver starts with "
+            "bind_sample())"
+        )
+
+    async def answer(self, ref: SampleRef, input: list[ChatMessage]) -> ModelOutput:
         """Return the recorded output of the current sample."""
-        ref = current_sample()
-        if ref is None:
-            raise ReplayMissing(
-                "replay/ needs to know the sample: run a harness task (its solver starts with "
-                "bind_sample())"
-            )
         text = self.recorded.lookup(ref.id, ref.epoch)
         if text is None:
             raise ReplayMissing(

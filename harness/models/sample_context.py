@@ -3,14 +3,24 @@
 inspect-ai does not hand a provider the sample id, so every harness task starts its solver chain
 with `bind_sample()`, which records the id and epoch in a context variable. Each sample runs in
 its own asyncio task, so the value is private to that sample's calls.
+
+`PerSampleAPI` is the provider that answers from what its task bound for the current sample
+(`replay/` the sample, a suite's scripted providers their round or simulation), and refuses a call
+made outside that task.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+Bound = TypeVar("Bound")
 
 
 @dataclass(frozen=True)
@@ -43,3 +53,36 @@ def bind_sample() -> Solver:
         return state
 
     return solve
+
+
+class PerSampleAPI(ModelAPI, Generic[Bound]):
+    """A provider that answers each call from what its task bound for the current sample.
+
+    A subclass says where that is (`bound`, a context variable's value: None outside the task),
+    what a call made outside the task raises (`unbound`), and how it answers (`answer`).
+    """
+
+    @abstractmethod
+    def bound(self) -> Bound | None:
+        """What the task bound for the current sample, or None outside the task."""
+
+    @abstractmethod
+    def unbound(self) -> Exception:
+        """The error for a call made outside the task (nothing bound)."""
+
+    @abstractmethod
+    async def answer(self, bound: Bound, input: list[ChatMessage]) -> ModelOutput:
+        """The reply to `input`, from what the task bound."""
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """Answer from what the task bound for the current sample; refuse outside the task."""
+        found = self.bound()
+        if found is None:
+            raise self.unbound()
+        return await self.answer(found, input)

@@ -20,9 +20,9 @@ import json
 import random
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
-from inspect_ai.tool import ToolChoice, ToolInfo
 
 from harness.errors import HarnessUsageError
+from harness.models.sample_context import PerSampleAPI
 from harness.models.usage import word_usage
 from harness.suites.iwg.orchestrator import Turn, current_turn
 from harness.suites.iwg.schema import EXECUTORS, BenchmarkInstance
@@ -99,7 +99,7 @@ def reply(policy: str, turn: Turn) -> str:
     return json.dumps({"board": ops, "next_actions": actions, "recovery": recovery})
 
 
-class ScriptedOrchestratorAPI(ModelAPI):
+class ScriptedOrchestratorAPI(PerSampleAPI[Turn]):
     """`iwg/POLICY`: replies to Plan prompts by a scripted policy (see the module docstring)."""
 
     def __init__(
@@ -120,20 +120,19 @@ class ScriptedOrchestratorAPI(ModelAPI):
         """No rate limit: it answers at once."""
         return 32
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
+    def bound(self) -> Turn | None:
+        """The round being planned in this sample."""
+        return current_turn()
+
+    def unbound(self) -> Exception:
+        """It answers only inside the suite's orchestration loop."""
+        return HarnessUsageError(
+            f"iwg/{self.model_name} is a scripted orchestrator; it only answers inside "
+            "`harness eval --suite iwg`"
+        )
+
+    async def answer(self, turn: Turn, input: list[ChatMessage]) -> ModelOutput:
         """Reply to the current round's Plan prompt."""
-        turn = current_turn()
-        if turn is None:
-            raise HarnessUsageError(
-                f"iwg/{self.model_name} is a scripted orchestrator; it only answers inside "
-                "`harness eval --suite iwg`"
-            )
         text = reply(self.model_name, turn)
         output = ModelOutput.from_content(model=f"iwg/{self.model_name}", content=text)
         output.usage = word_usage(input, text)

@@ -23,12 +23,12 @@ from inspect_ai.model import (
     ModelUsage,
     modelapi,
 )
-from inspect_ai.tool import ToolChoice, ToolInfo
 
 from harness.errors import HarnessUsageError
+from harness.models.sample_context import PerSampleAPI
 from harness.suites.serving.policies import POLICY_NAMES, SIGMA, UniBoost, make_policy
 from harness.suites.serving.simulator import simulate
-from harness.suites.serving.workload import current_run
+from harness.suites.serving.workload import Run, current_run
 
 ARGS = {"gamma0": float, "adaptive": bool, "sigma": float, "allow_tp": bool}
 
@@ -68,7 +68,7 @@ def _arg(name: str, value: Any) -> Any:
     return number
 
 
-class PolicyAPI(ModelAPI):
+class PolicyAPI(PerSampleAPI[Run]):
     """`serving/POLICY`: simulates the bound slice under the policy."""
 
     def __init__(
@@ -99,20 +99,19 @@ class PolicyAPI(ModelAPI):
         """Simulations are CPU-bound; a few at once."""
         return 4
 
-    async def generate(
-        self,
-        input: list[ChatMessage],
-        tools: list[ToolInfo],
-        tool_choice: ToolChoice,
-        config: GenerateConfig,
-    ) -> ModelOutput:
+    def bound(self) -> Run | None:
+        """The current sample's simulation."""
+        return current_run()
+
+    def unbound(self) -> Exception:
+        """It answers only inside the suite's solver."""
+        return HarnessUsageError(
+            f"serving/{self.model_name} is a scheduling policy; it only answers inside "
+            "`harness eval --suite serving`"
+        )
+
+    async def answer(self, run: Run, input: list[ChatMessage]) -> ModelOutput:
         """Simulate the current sample's slice; reply with a JSON summary."""
-        run = current_run()
-        if run is None:
-            raise HarnessUsageError(
-                f"serving/{self.model_name} is a scheduling policy; it only answers inside "
-                "`harness eval --suite serving`"
-            )
         check_tensor_parallel(self.model_name, run.server.tensor_parallel, self.allow_tp)
         options = {"sigma": SIGMA, **self.options}
         policy = make_policy(self.model_name, **options)
