@@ -20,6 +20,7 @@ import pytest
 
 from harness import registry
 from harness.logs import suite_name
+from tests import test_conformance as conformance  # imported here: its cases are the catalog's
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "adding-a-suite.md"
@@ -107,8 +108,6 @@ def test_the_pages_suite_is_listed_run_and_reported(built: tuple[Path, str]) -> 
 def test_the_pages_suite_names_itself_and_passes_the_conformance_checks(plugin_loaded) -> None:
     """Its task makes 20 seeded samples, and every default-run check of
     tests/test_conformance.py passes for its design."""
-    from tests import test_conformance as conformance
-
     suite = plugin_loaded
     (task_function,) = suite.tasks
     task = task_function()
