@@ -268,7 +268,7 @@ def _bandpo() -> Any:
 
 
 def _provenance() -> Any:
-    from tests.test_provenance_report import example_report
+    from tests.test_provenance_results import example_report
 
     return example_report()
 

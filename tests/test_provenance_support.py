@@ -7,7 +7,7 @@ import re
 
 from harness.suites.provenance.results import report_from_runs
 from harness.suites.provenance.section import view
-from tests.test_provenance_report import example_runs
+from tests.test_provenance_results import example_runs
 
 
 def _spread_runs() -> dict:

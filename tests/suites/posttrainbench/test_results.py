@@ -1,4 +1,4 @@
-"""posttrainbench's report on constructed runs: errored runs, and the pairs with the base."""
+"""posttrainbench's results on constructed runs: errored runs, and the pairs with the base."""
 
 from __future__ import annotations
 

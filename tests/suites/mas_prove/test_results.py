@@ -1,4 +1,4 @@
-"""mas-prove's report on a constructed log: errored samples, and the pairs the engine gives."""
+"""mas-prove's results on a constructed log: errored samples, and the pairs the engine gives."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""provenance's report: the five checks decide on constructed runs, and the section renders.
+"""provenance's results: the five checks decide on constructed runs, and the section renders.
 
 `example_report` is also the constructed input tests/test_design.py renders (it holds one
 errored run, counted in the "errored" column).
