@@ -23,6 +23,13 @@ class ReplayMissing(LookupError):
 class ReplayAPI(PerSampleAPI[SampleRef]):
     """Answers each sample with its recorded output."""
 
+    bound = staticmethod(current_sample)
+    outside = (
+        "replay/ needs to know the sample: run a harness task (its solver starts with "
+        "bind_sample())"
+    )
+    refusal = ReplayMissing
+
     def __init__(
         self,
         model_name: str,
@@ -37,17 +44,6 @@ class ReplayAPI(PerSampleAPI[SampleRef]):
     def max_connections(self) -> int:
         """Playback is free, so run many samples at once."""
         return 64
-
-    def bound(self) -> SampleRef | None:
-        """The current sample."""
-        return current_sample()
-
-    def unbound(self) -> Exception:
-        """Outside a harness task the sample is unknown."""
-        return ReplayMissing(
-            "replay/ needs to know the sample: run a harness task (its solver starts with "
-            "bind_sample())"
-        )
 
     async def answer(self, ref: SampleRef, input: list[ChatMessage]) -> ModelOutput:
         """Return the recorded output of the current sample."""

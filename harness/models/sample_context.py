@@ -12,6 +12,7 @@ made outside that task.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -19,6 +20,8 @@ from typing import Generic, TypeVar
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
+
+from harness.errors import HarnessUsageError
 
 Bound = TypeVar("Bound")
 
@@ -58,20 +61,17 @@ def bind_sample() -> Solver:
 class PerSampleAPI(ModelAPI, Generic[Bound]):
     """A provider that answers each call from what its task bound for the current sample.
 
-    A subclass says where that is (`bound`, a context variable's value: None outside the task),
-    what a call made outside the task raises (`unbound`), and how it answers (`answer`).
+    A subclass names where that is (`bound`: a function returning a context variable's value, None
+    outside the task), what a call made outside the task is told (`outside`, with `{model}` for
+    the model's name, raised as `refusal`), and how it answers (`answer`).
     """
 
-    @abstractmethod
-    def bound(self) -> Bound | None:
-        """What the task bound for the current sample, or None outside the task."""
+    bound: Callable[[], Bound | None]  # set as staticmethod(current_...)
+    outside: str
+    refusal: type[Exception] = HarnessUsageError
 
     @abstractmethod
-    def unbound(self) -> Exception:
-        """The error for a call made outside the task (nothing bound)."""
-
-    @abstractmethod
-    async def answer(self, bound: Bound, input: list[ChatMessage]) -> ModelOutput:
+    async def answer(self, found: Bound, input: list[ChatMessage]) -> ModelOutput:
         """The reply to `input`, from what the task bound."""
 
     async def generate(
@@ -84,5 +84,5 @@ class PerSampleAPI(ModelAPI, Generic[Bound]):
         """Answer from what the task bound for the current sample; refuse outside the task."""
         found = self.bound()
         if found is None:
-            raise self.unbound()
+            raise self.refusal(self.outside.format(model=self.model_name))
         return await self.answer(found, input)

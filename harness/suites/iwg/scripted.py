@@ -102,6 +102,11 @@ def reply(policy: str, turn: Turn) -> str:
 class ScriptedOrchestratorAPI(PerSampleAPI[Turn]):
     """`iwg/POLICY`: replies to Plan prompts by a scripted policy (see the module docstring)."""
 
+    bound = staticmethod(current_turn)  # the round being planned in this sample
+    outside = (
+        "iwg/{model} is a scripted orchestrator; it only answers inside `harness eval --suite iwg`"
+    )
+
     def __init__(
         self,
         model_name: str,
@@ -119,17 +124,6 @@ class ScriptedOrchestratorAPI(PerSampleAPI[Turn]):
     def max_connections(self) -> int:
         """No rate limit: it answers at once."""
         return 32
-
-    def bound(self) -> Turn | None:
-        """The round being planned in this sample."""
-        return current_turn()
-
-    def unbound(self) -> Exception:
-        """It answers only inside the suite's orchestration loop."""
-        return HarnessUsageError(
-            f"iwg/{self.model_name} is a scripted orchestrator; it only answers inside "
-            "`harness eval --suite iwg`"
-        )
 
     async def answer(self, turn: Turn, input: list[ChatMessage]) -> ModelOutput:
         """Reply to the current round's Plan prompt."""

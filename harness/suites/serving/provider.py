@@ -71,6 +71,12 @@ def _arg(name: str, value: Any) -> Any:
 class PolicyAPI(PerSampleAPI[Run]):
     """`serving/POLICY`: simulates the bound slice under the policy."""
 
+    bound = staticmethod(current_run)  # the current sample's simulation
+    outside = (
+        "serving/{model} is a scheduling policy; it only answers inside "
+        "`harness eval --suite serving`"
+    )
+
     def __init__(
         self,
         model_name: str,
@@ -98,17 +104,6 @@ class PolicyAPI(PerSampleAPI[Run]):
     def max_connections(self) -> int:
         """Simulations are CPU-bound; a few at once."""
         return 4
-
-    def bound(self) -> Run | None:
-        """The current sample's simulation."""
-        return current_run()
-
-    def unbound(self) -> Exception:
-        """It answers only inside the suite's solver."""
-        return HarnessUsageError(
-            f"serving/{self.model_name} is a scheduling policy; it only answers inside "
-            "`harness eval --suite serving`"
-        )
 
     async def answer(self, run: Run, input: list[ChatMessage]) -> ModelOutput:
         """Simulate the current sample's slice; reply with a JSON summary."""
