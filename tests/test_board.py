@@ -185,7 +185,9 @@ def test_export_reads_unit_means_of_one_group(
         _record("b", [1, 1, 1]),
         _record("c", [0.25, 0, 1], task="other"),
     ]
-    monkeypatch.setattr(harness.logs, "read_logs", lambda dirs: Selection(tuple(records), ()))
+    monkeypatch.setattr(
+        harness.logs, "read_logs", lambda dirs, designs=None: Selection(tuple(records), ())
+    )
     (tmp_path / "logs").mkdir()
     out = tmp_path / "board.csv"
     args = ["board", "export", str(tmp_path / "logs"), "-o", str(out)]

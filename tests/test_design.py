@@ -1,9 +1,8 @@
 """The experimental design is data (issue 30): a walk over the catalog and the source tree.
 
 - every suite declares its `Design` in the catalog, explicitly;
-- no module under harness/ outside harness/stats/ imports a paired test or a multiple-comparison
-  correction: every pair, test and Holm family comes from the comparison engine
-  (`harness.stats._compare`);
+- (no module outside the engine pairs, tests or corrects: tests/test_layout.py holds that, as
+  the public faces' boundary;)
 - every suite's report section builds, renders and writes strict JSON
   (`clean_json` + `json.dumps(allow_nan=False)`) from a small constructed input that holds an
   errored run, so a script that reads `harness report --format json` gets every section.
@@ -20,22 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.stats._compare import clean_json
-from harness.stats._design import Design
+from harness.stats import Design, clean_json
 from harness.suites.catalog import all_suites
 from harness.suites.sections import load_section
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "harness"
 CATALOG = HARNESS / "suites" / "catalog.py"
-# the paired tests and corrections only the engine may call
-ENGINE_ONLY = frozenset(
-    {"holm", "benjamini_hochberg", "adjust", "mcnemar", "paired_bootstrap_diff",
-     "paired_permutation", "sign_flip_interval"}
-)  # fmt: skip
-ENGINE_MODULES = frozenset(
-    {"harness.stats._multiple", "harness.stats._paired", "harness.stats._exact"}
-)
 
 
 def test_every_suite_declares_its_design_in_the_catalog():
@@ -51,61 +41,6 @@ def test_every_suite_declares_its_design_in_the_catalog():
         assert isinstance(suite.design, Design)
         if suite.section:  # a section's numbers need a unit that names what n counts
             assert suite.design.unit in ("seed", "item", "instance", "chain", "problem", "run")
-
-
-def _engine_only_uses(path: Path, root: Path = ROOT) -> list[str]:
-    """`file:line name` for each import (or module attribute) of an engine-only routine."""
-    tree = ast.parse(path.read_text(), filename=str(path))
-    modules: set[str] = set()  # local names bound to harness.stats.{multiple,paired,exact}
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name in ENGINE_ONLY:
-                    found.append(f"{path.relative_to(root)}:{node.lineno} {alias.name}")
-                if f"{node.module}.{alias.name}" in ENGINE_MODULES:
-                    modules.add(alias.asname or alias.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in ENGINE_MODULES:
-                    modules.add(alias.asname or alias.name)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ENGINE_ONLY:
-            base = ast.unparse(node.value)
-            if base in modules or base in ENGINE_MODULES:
-                found.append(f"{path.relative_to(root)}:{node.lineno} {base}.{node.attr}")
-    return found
-
-
-OUTSIDE_THE_ENGINE = sorted(
-    p for p in HARNESS.rglob("*.py") if p.relative_to(HARNESS).parts[0] != "stats"
-)
-
-
-@pytest.mark.parametrize(
-    "path",
-    [pytest.param(p, id=str(p.relative_to(ROOT))) for p in OUTSIDE_THE_ENGINE],
-)
-def test_no_module_outside_the_engine_calls_a_paired_test_or_holm(path):
-    assert _engine_only_uses(path) == []
-
-
-def test_the_import_check_catches_every_spelling(tmp_path):
-    cases = {
-        "from harness.stats._multiple import holm": True,
-        "from harness.stats._paired import mcnemar as m": True,
-        "from harness.stats import paired\npaired.paired_permutation([1], [2])": True,
-        "import harness.stats._exact\nharness.stats.exact.sign_flip_interval([1])": True,
-        "import harness.stats._multiple as mc\nmc.adjust([0.1], method='holm')": True,
-        "from harness.stats._compare import pair_family, estimate": False,
-        "from harness.stats._exact import median_interval": False,
-        "x = {}\nx.adjust = 1": False,
-    }
-    probe = tmp_path / "probe.py"
-    for source, caught in cases.items():
-        probe.write_text(source)
-        found = _engine_only_uses(probe, tmp_path)
-        assert bool(found) is caught, (source, found)
 
 
 # --- every section's result, from a small constructed input with an errored run ---------------
