@@ -280,6 +280,28 @@ def report(name: str, board: Board, truth: np.ndarray | None, *, orders: int,
     print("\n".join(bins_table(board, result)))
 
 
+def holm_report(name: str, board: Board, truth: np.ndarray | None, *, orders: int,
+                alpha: float) -> None:  # fmt: skip
+    """Directions only (margin 0), on the same orders: Bonferroni over the pairs' CSs against
+    sequential Holm over their one-sided anytime p-values; queries and wrong-direction rates."""
+    m, n = board.scores.shape
+    print(f"\n{name}: {m} models x {n} items, margin 0, {orders} orders, target population")
+    used = {}
+    for family in ("bonferroni", "holm"):
+        start = time.perf_counter()
+        result = replay(board, alpha=alpha, margin=0.0, orders=orders, fixed_orders=0,
+                        intervals=False, truth=truth, family=family)  # fmt: skip
+        used[family] = result.queries_used
+        decided = sum(p.resolution != "unresolved" for p in result.pairs)
+        print(
+            f"  {family:10s} queries {result.queries_used:.0f} (sd "
+            f"{result.queries_used_sd:.0f}) of {result.queries_all}; first order decides "
+            f"{decided} of {len(result.pairs)} pairs; wrong direction "
+            f"{result.wrong_direction_rate:.3f} of orders ({time.perf_counter() - start:.0f} s)"
+        )
+    print(f"  Holm / Bonferroni queries: {used['holm'] / used['bonferroni']:.3f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Small boards and few orders.")
@@ -289,6 +311,11 @@ def main() -> None:
     parser.add_argument("--orders", type=int, default=None, help="Orders per simulated board.")
     parser.add_argument("--sequential-only", action="store_true",
                         help="Skip adding one model with --active.")  # fmt: skip
+    parser.add_argument(
+        "--holm-only",
+        action="store_true",
+        help="Only compare Holm with Bonferroni on the simulated boards.",
+    )
     parser.add_argument("--write-judges", metavar="CSV", default=None,
                         help="Only write the LLMBar judges board CSV.")  # fmt: skip
     args = parser.parse_args()
@@ -315,6 +342,12 @@ def main() -> None:
         boards.append(("IRT, 60 models", irt_board(60, 2000, seed=4, near_ties=10)))
     if not args.quick:  # the 2PL board of issue 45: 60 models x 5,000 items, abilities spread
         boards.append(("2PL, 60 x 5,000", irt_board(60, 5000, seed=11, near_ties=6)))
+    if args.holm_only:
+        for name, (board, truth) in boards:
+            big = len(board.models) > 20
+            holm_report(name, board, truth, orders=max(2, orders // 5) if big else orders,
+                        alpha=alpha)  # fmt: skip
+        return
     for name, (board, truth) in boards:
         big = len(board.models) > 20
         for target in ("population", "board"):

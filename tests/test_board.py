@@ -105,6 +105,12 @@ def test_cli_replay_json_keys_and_text(tmp_path: Path) -> None:
     assert "queries used" in res.output and "m0 - m1" in res.output
     again = CliRunner().invoke(main, ["board", "replay", str(csv_path), "--json", str(out)])
     assert again.exit_code == 0, again.output  # our own JSON may be replaced
+    holm = CliRunner().invoke(main, ["board", "replay", str(csv_path), "--orders", "4",
+                                     "--family", "holm", "--json", "-"])  # fmt: skip
+    assert holm.exit_code == 0, holm.output
+    data = json.loads(holm.output)
+    assert "sequential Holm" in data["method"]
+    assert all(p["resolution"] != "equivalent" for p in data["pairs"])  # margin 0
 
 
 @pytest.mark.parametrize(
@@ -113,6 +119,8 @@ def test_cli_replay_json_keys_and_text(tmp_path: Path) -> None:
         (["--margin", "-0.1"], None, "--margin must be a number >= 0"),
         (["--margin", "1"], None, "--margin must be a number >= 0 and < 1"),
         (["--budget", "0"], None, "--budget must be at least 1"),
+        (["--family", "holm", "--margin", "0.05"], None, "--family holm decides directions only"),
+        (["--family", "holm", "--add-model", "m0"], None, "not --add-model"),
         ([], "model,item,score\na,q1,0.5\nb,q1,\n", "line 3: the score cell is empty"),
         ([], "model,item,score\na,q1,0.5\nb,q1,1.5\n", "line 3: score 1.5 is outside [0, 1]"),
         ([], "model,item,score\na,q1,0.5\nb,q1,nan\n", "line 3: score nan is outside [0, 1]"),

@@ -31,9 +31,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.stats import Choice, bonferroni_alpha, choose_cs
+from harness.stats import Choice, bonferroni_alpha, choose_cs, sequential_holm
 
 Resolution = Literal["a > b", "b > a", "equivalent", "unresolved"]
+Family = Literal["bonferroni", "holm"]  # how a family's pairs share alpha (`PairFamily`)
 GRID = 201  # CS grid on [-1, 1] for the reported intervals: a resolution of 0.01
 
 
@@ -126,6 +127,12 @@ class PairFamily(_ItemFeed):
             betting CS with bets tuned to the planned n, "plug-in" the old one.
         planned: The observations the run plans to reach; default the budget, else the
             population, else none known (the plug-in bets).
+        family: How the pairs' directions share alpha. "bonferroni" (default): a direction is
+            read from each pair's CS at alpha / pairs. "holm": sequential Holm over the 2 x
+            pairs one-sided anytime p-values at 0 (`harness.stats.sequential_holm`; no wrong
+            direction anywhere with probability >= 1 - alpha); its first step is Bonferroni's,
+            and it decides more pairs once some are decided. Directions only: it needs
+            margin 0 and a betting CS (the intervals it reports stay at alpha / pairs).
 
     """
 
@@ -140,8 +147,14 @@ class PairFamily(_ItemFeed):
         intervals: bool = True,
         cs: Choice = "auto",
         planned: int | None = None,
+        family: Family = "bonferroni",
     ) -> None:
         """A family with every pair open and nothing observed."""
+        if family not in ("bonferroni", "holm"):
+            raise ValueError(f"family must be 'bonferroni' or 'holm', got {family!r}")
+        if family == "holm" and (margin != 0 or cs == "asymptotic"):
+            raise ValueError("family 'holm' decides directions only: it needs margin 0 and a "
+                             "betting CS (its anytime one-sided p-values)")  # fmt: skip
         if len(set(models)) != len(models) or len(models) < 2:
             raise ValueError(f"need two or more distinct models, got {list(models)}")
         if not (math.isfinite(margin) and 0 <= margin < 1):
@@ -149,6 +162,8 @@ class PairFamily(_ItemFeed):
         if budget is not None and budget < 1:
             raise ValueError(f"budget must be at least 1, got {budget}")
         self.models = tuple(models)
+        self.alpha = alpha
+        self.family = family
         self.margin = margin
         self.budget = budget
         self.intervals = intervals
@@ -163,7 +178,11 @@ class PairFamily(_ItemFeed):
         self._cs = choose_cs(cs, alpha=bonferroni_alpha(alpha, k), kind="difference",
                              population=population, batch=k, grid=grid,
                              planned=planned)  # fmt: skip
-        self.method = self._cs.method
+        self.method = self._cs.method + (
+            "; directions by sequential Holm over the pairs' one-sided anytime p-values"
+            if family == "holm"
+            else ""
+        )
         self._resolution = np.array(["unresolved"] * k, dtype=object)
         self._items = np.zeros(k, int)
         self._estimate = np.full(k, math.nan)
@@ -190,6 +209,8 @@ class PairFamily(_ItemFeed):
         self._model_items += self._asked
         self._items += active
         above_zero, below_zero = self._cs.rejects(0.0)
+        if self.family == "holm":
+            above_zero, below_zero = self._holm(above_zero, below_zero)
         above_low, _ = self._cs.rejects(-self.margin)
         _, below_high = self._cs.rejects(self.margin)
         up = active & above_zero
@@ -206,6 +227,22 @@ class PairFamily(_ItemFeed):
         if self.budget is not None and self.n >= self.budget:
             still[:] = False
         self._asked &= still
+
+    def _holm(self, above: np.ndarray, below: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Directions by sequential Holm over the pairs' one-sided anytime p-values at 0.
+
+        A pair whose finite population is seen in full keeps the known mean's direction (what
+        `rejects` gives then: no error is possible).
+        """
+        p_up, p_down = self._cs.one_sided_p_values(0.0)  # H: a - b <= 0, H: a - b >= 0
+        rejected = sequential_holm(np.concatenate([p_up, p_down]), self.alpha)
+        k = len(self.pairs)
+        up, down = rejected[:k], rejected[k:]
+        population = getattr(self._cs, "population", None)
+        if population is not None:
+            done = self._cs.counts() >= population
+            up, down = np.where(done, above, up), np.where(done, below, down)
+        return up, down
 
     def _record(self, which: np.ndarray) -> None:
         est = self._cs.estimates()

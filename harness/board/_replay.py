@@ -62,6 +62,7 @@ import numpy as np
 
 from harness.board._family import (
     ClusterMeans,
+    Family,
     PairFamily,
     Resolution,
     cluster_ends,
@@ -366,6 +367,7 @@ def replay_order(
     target: Target = "population",
     intervals: bool = True,
     cs: Choice = "auto",
+    family: Family = "bonferroni",
 ) -> OrderRun:
     """Run the procedure on one order of the items (see the module docstring).
 
@@ -376,14 +378,14 @@ def replay_order(
     if board.clusters is None:
         family = PairFamily(board.models, alpha=alpha, margin=margin, budget=budget,
                             population=n_items if target == "board" else None,
-                            intervals=intervals, cs=cs)  # fmt: skip
+                            intervals=intervals, cs=cs, family=family)  # fmt: skip
         last = min(budget, n_items)
     else:
         ends = cluster_ends([board.clusters[i] for i in order])
         inner = PairFamily(board.models, alpha=alpha, margin=margin,
                            budget=whole_clusters(ends, budget),
                            population=ends.size if target == "board" else None,
-                           intervals=intervals, cs=cs)  # fmt: skip
+                           intervals=intervals, cs=cs, family=family)  # fmt: skip
         family = ClusterMeans(inner, board.models, [board.clusters[i] for i in order])
         for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True):
             if not family.active():
@@ -496,6 +498,7 @@ def replay(
     intervals: bool = True,
     progress: Callable[[int], None] | None = None,
     cs: Choice = "auto",
+    family: Family = "bonferroni",
 ) -> ReplayResult:
     """Replay sequential evaluation over `orders` seeded orders of the board's items.
 
@@ -517,6 +520,9 @@ def replay(
         cs: The pairs' CS (`harness.stats._asymptotic_cs.choose_cs`): "auto" tunes the
             betting CS's bets to the budget (the board's items by default); "plug-in" is the
             earlier CS.
+        family: How the pairs' directions share alpha: "bonferroni" (each pair's CS at
+            alpha / pairs) or "holm" (sequential Holm over the pairs' one-sided anytime
+            p-values; margin 0 only). See `PairFamily`.
 
     """
     if target not in get_args(Target):
@@ -551,7 +557,7 @@ def replay(
         order = board_order(board, seed, r)
         run = replay_order(board, order, alpha=alpha, margin=margin, budget=budget,
                            target=target, intervals=intervals and r == 0,
-                           cs=cs)  # fmt: skip
+                           cs=cs, family=family)  # fmt: skip
         if r < fixed_orders:
             fixed = oracle_fixed_n(board, order, run, alpha=alpha, margin=margin)
             run = replace(run, fixed_n=fixed)

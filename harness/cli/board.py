@@ -43,6 +43,14 @@ def _output(path: str, what: str, *, force: bool, mark: str | None) -> Path:
     help="population: decide about the items' population "
     "(independent-draw CS); board: about the board's own items (without replacement).",
 )
+@click.option(
+    "--family",
+    type=click.Choice(["bonferroni", "holm"]),
+    default="bonferroni",
+    show_default=True,
+    help="How the pairs share alpha: each pair's CS at alpha / pairs, or sequential "
+    "Holm over their one-sided anytime p-values (directions only: margin 0).",
+)
 @click.option("--add-model", "add_name", default=None, metavar="NAME",
               help="Replay adding NAME to the other models' board (their rows are the "
               "history; NAME's row is revealed one item at a time).")  # fmt: skip
@@ -65,6 +73,7 @@ def replay_command(
     orders: int,
     seed: int,
     target: str,
+    family: str,
     add_name: str | None,
     active: bool,
     width: float | None,
@@ -81,6 +90,13 @@ def replay_command(
     from harness.board import MARGIN, SECONDS_LIMIT, estimated_seconds, read_board, replay
     from harness.suites.arg_ranges import check_work, work_limit
 
+    if family == "holm":
+        if margin not in (None, 0):
+            raise HarnessUsageError(f"--family holm decides directions only: it takes --margin 0, "
+                                    f"got {margin:g}")  # fmt: skip
+        if add_name is not None:
+            raise HarnessUsageError("--family holm is for a board's pairs, not --add-model")
+        margin = 0.0
     margin = MARGIN if margin is None else margin
     if not math.isfinite(margin) or margin < 0 or margin >= 1:
         raise HarnessUsageError(f"--margin must be a number >= 0 and < 1, got {margin:g}")
@@ -120,6 +136,7 @@ def replay_command(
         task = bar.add_task("orders", total=orders)
         result = replay(board_data, alpha=alpha, margin=margin, budget=budget, orders=orders,
                         seed=seed, target=target,  # type: ignore[arg-type]
+                        family=family,  # type: ignore[arg-type]
                         progress=lambda done: bar.update(task, completed=done))  # fmt: skip
     _emit(result, json_path, out)
 

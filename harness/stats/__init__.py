@@ -41,7 +41,12 @@ if TYPE_CHECKING:
     from harness.stats._pass_at_k import pass_at_k
     from harness.stats._ppi import ppi_mean
     from harness.stats._ratio import ratio_of_means
-    from harness.stats._sequential import BettingCS, bonferroni_alpha, bonferroni_level
+    from harness.stats._sequential import (
+        BettingCS,
+        bonferroni_alpha,
+        bonferroni_level,
+        sequential_holm,
+    )
 
 # each public name and the private module that defines it
 _HOME = {
@@ -82,6 +87,7 @@ _HOME = {
     "rogan_gladen": "_judge_calibration",
     "rogan_gladen_from_labels": "_judge_calibration",
     "selection": "_active",
+    "sequential_holm": "_sequential",
     "wilson": "_intervals",
 }
 
@@ -123,6 +129,7 @@ __all__ = [
     "rogan_gladen",
     "rogan_gladen_from_labels",
     "selection",
+    "sequential_holm",
     "wilson",
 ]
 

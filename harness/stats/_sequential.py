@@ -405,6 +405,34 @@ def bonferroni_alpha(alpha: float, k: int) -> float:
     return alpha / k
 
 
+def sequential_holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's step-down on anytime p-values: which hypotheses the family rejects now.
+
+    `p_values` is (..., m): the last axis holds one family's m anytime-valid p-values (each
+    <= x with probability <= x under its null, at any stopping time, and non-increasing in
+    time, as `BettingCS.one_sided_p_values` gives them). Sorted p_(1) <= ... <= p_(m), Holm
+    rejects p_(1), ..., p_(r) where r is the first i with p_(i) > alpha / (m - i + 1) (minus
+    one). Applied at every look, its rejections only grow, and the family-wise error over all
+    looks is at most alpha: the first true null rejected is rejected while at most m - m0
+    others are, so at a threshold <= alpha / m0, and by Ville each of the m0 true nulls' p-values
+    ever reaches alpha / m0 with probability <= alpha / m0. It rejects every hypothesis that
+    Bonferroni (alpha / m each) rejects, and more where several are false.
+    """
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim == 0 or p.shape[-1] < 1:
+        raise ValueError("need at least one p-value on the last axis")
+    if not 0 < alpha < 1:
+        raise ValueError(f"need alpha in (0, 1), got {alpha}")
+    m = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1)
+    thresholds = alpha / (m - np.arange(m))  # alpha / m, alpha / (m - 1), ..., alpha
+    passing = np.cumprod(ranked <= thresholds, axis=-1).astype(bool)  # the step-down prefix
+    rejected = np.zeros_like(passing)
+    np.put_along_axis(rejected, order, passing, axis=-1)
+    return rejected
+
+
 def bonferroni_level(alpha: float, k: int) -> str:
     """Each CS's level and the family's, in words: "1 - 0.05/3 each (98.33%), 95% jointly"."""
     if k <= 1:
