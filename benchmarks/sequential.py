@@ -343,6 +343,13 @@ def main() -> None:
     if not args.quick:  # the 2PL board of issue 45: 60 models x 5,000 items, abilities spread
         boards.append(("2PL, 60 x 5,000", irt_board(60, 5000, seed=11, near_ties=6)))
     if args.holm_only:
+        # and 8 models spread evenly from 0.3 to 0.8, where many pairs are far apart
+        rng = np.random.default_rng(0)
+        p = np.linspace(0.3, 0.8, 8)
+        spread = Board(models=tuple(f"m{i}" for i in range(8)),
+                       items=tuple(str(i) for i in range(2000)),
+                       scores=(rng.random((8, 2000)) < p[:, None]).astype(float))  # fmt: skip
+        holm_report("spread evenly, 8 x 2000", spread, None, orders=5, alpha=alpha)
         for name, (board, truth) in boards:
             big = len(board.models) > 20
             holm_report(name, board, truth, orders=max(2, orders // 5) if big else orders,
