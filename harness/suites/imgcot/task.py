@@ -7,8 +7,9 @@ reconstruction metrics and the kept steps' positions are in the sample's metadat
 
 ImgCoT (arXiv 2601.22730) has no public code, and only its abstract was read: the task, the
 rendering, the models, the step rule and every size are reconstructed (specs/imgcot.md §2, §4,
-§5), and the log's metadata says so. The real-model part (a small LLM such as SmolLM2 scoring
-the steps' likelihood) waits for the real-LLM issue and is not built.
+§5), and the log's metadata says so. No arm uses a real model: SmolLM2-135M scoring the steps'
+likelihood was measured apart (`harness.validation.imgcot_smollm2`) and found uninformative at
+135M, so no Loose arm scored by it was built (docs/validation/imgcot.md).
 
 Presets:
 - `quick`: the spec's training sizes and epochs with 1,000 test problems and 3 seeds (about 15
@@ -184,5 +185,6 @@ def imgcot(
         solver=train_arm, scorer=run_score(), executor=executor, workers=workers,
         cpus_per_run=cpus_per_run, seeds=seeds, default_seeds=SEEDS,
         metadata={"reconstructed": RECONSTRUCTED,
-                  "real_model": "not built: waits for the real-LLM issue"},
+                  "real_model": "none in the arms; SmolLM2 step scoring is a separate "
+                  "validation (harness.validation.imgcot_smollm2): uninformative at 135M"},
     )  # fmt: skip
