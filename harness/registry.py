@@ -128,3 +128,24 @@ def resolve(path: str) -> Any:
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def lazy_face(package: str, homes: dict[str, str]) -> tuple[Any, Any]:
+    """A package's `__getattr__` and `__dir__` for its public face (docs/layout.md).
+
+    `homes` maps each public name to the private module (`_intervals`) that defines it; a name
+    is imported from there on first use and kept in the package, so importing the package stays
+    cheap. Use: `__getattr__, __dir__ = lazy_face(__name__, _HOME)`.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{homes[name]}"), name)
+        setattr(importlib.import_module(package), name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(homes)
+
+    return __getattr__, __dir__

@@ -1,14 +1,13 @@
 """The public face of harness.report.
 
-Everything other packages use is named here (`__all__`); the modules behind it are private
-(`_name.py`) and nothing outside this package imports them (tests/test_layout.py). Names load on
-first use, so importing the package stays cheap.
+The public face (docs/layout.md): `__all__` names what other packages use, from private modules.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from harness.registry import lazy_face
 
 if TYPE_CHECKING:
     from harness.report._budgets import CostReport, group_cost_report
@@ -46,13 +45,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_face(__name__, _HOME)

@@ -1,8 +1,6 @@
 """The public face of harness.stats.
 
-Everything other packages use is named here (`__all__`); the modules behind it are private
-(`_name.py`) and nothing outside this package imports them (tests/test_layout.py). Names load on
-first use, so importing the package stays cheap.
+The public face (docs/layout.md): `__all__` names what other packages use, from private modules.
 """
 
 from __future__ import annotations
@@ -134,6 +132,7 @@ __all__ = [
 ]
 
 
+# as harness.registry.lazy_face does for the other faces: stats sits below the registry
 def __getattr__(name: str) -> Any:
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
