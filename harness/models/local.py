@@ -133,6 +133,28 @@ def _number(name: str, key: str, value: Any, kind: Any) -> Any:
     return out
 
 
+def load_causal_lm(path: Path, **kwargs: Any) -> Any:
+    """`AutoModelForCausalLM.from_pretrained(path)`, refused if any weight came from a fresh init.
+
+    transformers fills a weight the checkpoint lacks with a random init and only logs it; scoring
+    with such a model gives numbers that look like results. A tied head is not missing: the load
+    ties it before reporting.
+    """
+    from transformers import AutoModelForCausalLM
+
+    model, info = AutoModelForCausalLM.from_pretrained(
+        path, local_files_only=True, output_loading_info=True, **kwargs
+    )
+    if info["missing_keys"]:
+        missing = sorted(info["missing_keys"])
+        raise HarnessUsageError(
+            f"checkpoint {path}: {len(missing)} weight(s) not in its files ("
+            f"{', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); they would run "
+            f"from a random init, so the model is refused"
+        )
+    return model
+
+
 def render_prompt(tokenizer: Any, messages: list[ChatMessage]) -> str:
     """The prompt text: the tokenizer's chat template if it has one, else the texts joined.
 
@@ -196,12 +218,12 @@ class LocalTorchAPI(ModelAPI):
         )
 
     def _load(self, path: Path, dtype: Any) -> tuple[Any, Any, MicroBatcher]:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
+        model = load_causal_lm(path, dtype=dtype)
         model.to(self.device).eval()
         batcher: MicroBatcher[GenRequest, GenResult] = MicroBatcher(
             lambda reqs: generate_batch(model, tokenizer, reqs),

@@ -147,9 +147,11 @@ class LocalCalibrator:
 
 
 def _load(path: Path, device: str, dtype: Any) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
+
+    from harness.models.local import load_causal_lm
 
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=dtype)
+    model = load_causal_lm(path, dtype=dtype)
     model.to(device).eval()
     return model, tokenizer

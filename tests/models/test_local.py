@@ -175,3 +175,18 @@ def test_a_checkpoint_model_has_no_suite_arguments(checkpoint):
         get_model(f"local/{checkpoint}", decoding="team", memoize=False)
     with pytest.raises(HarnessUsageError, match="answers by itself"):
         resolve_checkpoint("team-moe")
+
+
+def test_a_checkpoint_missing_a_weight_is_refused_not_run_from_a_random_init(checkpoint):
+    from safetensors.torch import load_file, save_file
+
+    from harness.models.local import load_causal_lm
+
+    assert load_causal_lm(checkpoint) is not None  # its tied head is not missing
+    weights = load_file(checkpoint / "model.safetensors")
+    del weights["transformer.ln_f.weight"]
+    save_file(weights, checkpoint / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(HarnessUsageError, match=r"transformer\.ln_f\.weight.*refused"):
+        load_causal_lm(checkpoint)
+    with pytest.raises(HarnessUsageError, match="random init"):
+        asyncio.run(get_model(f"local/{checkpoint}").generate("12+34="))

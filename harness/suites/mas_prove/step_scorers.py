@@ -57,11 +57,13 @@ class LocalStepScorer:
         self._lock = threading.Lock()
 
     def _load(self) -> None:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
+
+        from harness.models.local import load_causal_lm
 
         if self._model is None:
             self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(self.path, local_files_only=True)
+            model = load_causal_lm(self.path)
             self._model = model.eval()
 
     def score_sync(self, pairs: list[tuple[str, str | None]]) -> Scored:
