@@ -20,6 +20,7 @@ from pathlib import Path
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from harness.leaderboard.build import build_site
+    from harness.suites.catalog import catalog_design
     from tests.leaderboard.logs import template_log, write_variant
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -51,7 +52,7 @@ def main() -> None:
         )
         for viewer in (False, True):
             site = work / f"site-{viewer}"
-            result = build_site([str(work / "logs")], str(site), viewer=viewer)
+            result = build_site([str(work / "logs")], catalog_design, str(site), viewer=viewer)
             label = "with viewer   " if viewer else "without viewer"
             print(f"build {label}: {result.seconds:5.2f} s ({result.summary()})")
             if not viewer:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.errors import HarnessUsageError
@@ -28,6 +29,42 @@ def cache_dir() -> Path:
             f"cache folder '{path}' (from {origin}) cannot be made ({ex.strerror or ex}); "
             f"point {origin} at a writable folder"
         ) from None
+    return path
+
+
+def cached_build(path: Path, marker: str, build: Callable[[Path], None]) -> Path:
+    """`path`, a folder in the cache, built by `build(folder)` first if it lacks `marker`.
+
+    One process builds at a time: another that needs the same folder waits on its lock file
+    (`.locks/NAME.lock` beside it, empty, kept as Hugging Face's cache keeps its own) and then
+    finds it built, so two evals or two test workers starting
+    together train a model once, not twice. `build` writes into a private `NAME.partial-PID`
+    folder, which must hold `marker` when it returns; the folder is renamed into place, so a
+    killed build leaves no half-written `path`.
+    """
+    import fcntl
+    import shutil
+
+    if (path / marker).is_file():
+        return path
+    locks = path.parent / ".locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{path.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process dies
+        if (path / marker).is_file():  # another process built it while this one waited
+            return path
+        tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            build(tmp)
+            if not (tmp / marker).is_file():
+                raise RuntimeError(f"building {path.name} wrote no {marker}")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if path.exists():  # a stale copy without its marker: replaced
+            shutil.rmtree(path, ignore_errors=True)
+        tmp.replace(path)
     return path
 
 

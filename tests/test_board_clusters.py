@@ -238,6 +238,7 @@ def test_a_live_clustered_run_stops_on_whole_clusters(replays, clustered_arith, 
     from harness.logs import read_logs
     from harness.report._data import build_report
     from harness.report._render import write_report
+    from harness.suites.catalog import catalog_design
 
     args = [a for n in SKILL for a in ("--model", f"replay/{replays}/{n}.jsonl")]
     result = _eval(*args, "--until", "decided", "--log-dir", str(tmp_path / "logs"))
@@ -254,7 +255,7 @@ def test_a_live_clustered_run_stops_on_whole_clusters(replays, clustered_arith, 
     assert {p["resolution"] for p in stop["pairs"]} == {"a > b"}  # good > mid > bad
     assert all(n % GROUP == 0 for n in stop["items_per_model"].values())
     # the caption: each pair's CS is at 1 - 0.05/3, the family at 95%
-    report = build_report([str(tmp_path / "logs")])
+    report = build_report([str(tmp_path / "logs")], catalog_design)
     assert len(report.pairs) == 3
     for p in report.pairs:
         assert abs(p.test.confidence - (1 - 0.05 / 3)) < 1e-12

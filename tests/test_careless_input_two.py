@@ -256,6 +256,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """A real arith log and a site built from it (with its viewer), made once."""
     from harness.eval import EvalRequest, run
     from harness.leaderboard.build import build_site
+    from harness.suites.catalog import catalog_design
 
     work = tmp_path_factory.mktemp("made")
     ok, _, _ = run(
@@ -266,7 +267,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     )  # fmt: skip
     assert ok
     [log] = (work / "logs").glob("*.eval")
-    build_site([str(work / "logs")], str(work / "site"))
+    build_site([str(work / "logs")], catalog_design, str(work / "site"))
     return work, log, work / "site"
 
 

@@ -20,6 +20,7 @@ from harness.logs import read_log
 from harness.models.sample_context import bind_sample
 from harness.report._data import build_report
 from harness.scorers.calibrated_judge import calibrated_judge
+from harness.suites.catalog import catalog_design
 
 N = 120
 rng = np.random.default_rng(11)
@@ -86,8 +87,8 @@ def _close(a, b):
 
 def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
     log_dir, eval_rows = logs
-    report = build_report([str(log_dir)])
-    site = build_site([str(log_dir)], str(tmp_path / "site"), viewer=False)
+    report = build_report([str(log_dir)], catalog_design)
+    site = build_site([str(log_dir)], catalog_design, str(tmp_path / "site"), viewer=False)
     board = json.loads((Path(site.site) / "leaderboard.json").read_text())
     report_rows = {(r.log, r.metric): r.as_dict() for r in report.scores}
     site_rows = {(row["log"], t["task"]): row for t in board["tasks"] for row in t["rows"]}
@@ -127,7 +128,7 @@ def test_eval_report_and_site_print_the_same_numbers(logs, tmp_path):
 
 def test_different_task_arguments_are_not_paired(logs, tmp_path):
     log_dir, _ = logs
-    report = build_report([str(log_dir)])
+    report = build_report([str(log_dir)], catalog_design)
     arith_pairs = [p for p in report.pairs if p.task.startswith("arith")]
     assert [(p.model_a, p.model_b) for p in arith_pairs] == [
         ('scripted/a (fail="arith-1,arith-2,arith-3")', "scripted/b")
@@ -143,7 +144,7 @@ def test_different_task_arguments_are_not_paired(logs, tmp_path):
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert "## Not compared" in text and "task_args.difficulty 1 vs 3" in text
-    site = build_site([str(log_dir)], str(tmp_path / "site"), viewer=False)
+    site = build_site([str(log_dir)], catalog_design, str(tmp_path / "site"), viewer=False)
     board = json.loads((Path(site.site) / "leaderboard.json").read_text())
     tasks = {t["task"] for t in board["tasks"]}
     assert {
@@ -161,7 +162,7 @@ def test_an_older_log_of_the_same_identity_is_superseded_and_listed(logs, tmp_pa
     log_dir, _ = logs
     again = tmp_path / "again"
     _eval_json(again, "--model", "scripted/b", "-T", "n=30", "-T", "difficulty=1")
-    report = build_report([str(log_dir), str(again)])
+    report = build_report([str(log_dir), str(again)], catalog_design)
     superseded = [b for b in report.left_out if "superseded" in b.reason]
     assert len(superseded) == 1 and str(again) in superseded[0].reason
     assert sum(1 for r in report.scores if r.model == "scripted/b") == 1

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.sections import load_section
 from harness.stats import Design, clean_json
 from harness.suites.catalog import all_suites
-from harness.suites.sections import load_section
 
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "harness"
@@ -255,3 +255,14 @@ def test_every_section_result_is_strict_json_and_renders(name):
     counts = [row[head.index(col)] for _, head, rows in view.tables for row in rows
               for col in ("errored", "errors") if col in head]  # fmt: skip
     assert sorted(counts)[-1] == "1" and set(counts) <= {"0", "1"}, counts
+
+
+def test_own_table_needs_a_section_and_the_catalogs_lookup_attaches_both():
+    from harness.suites.catalog import all_suites, catalog_design
+
+    with pytest.raises(ValueError, match="own_table needs a section"):
+        Design(own_table=True)
+    for suite in all_suites().values():
+        design = catalog_design(suite.name)
+        assert (design.section, design.own_table) == (suite.section, suite.own_table)
+    assert catalog_design("no-such-suite") == Design()

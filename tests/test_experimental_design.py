@@ -112,7 +112,7 @@ def test_one_epoch_and_three_epochs_with_a_seed_are_neither_superseded_nor_paire
     run_one("scripted/a", 3, 7)
     run_one("scripted/a", 3, 8)  # a replicate of the previous configuration
     run_one("scripted/b", 3, 7)
-    report = build_report([logs])
+    report = build_report([logs], catalog_design)
     assert not [b for b in report.left_out if "superseded" in b.reason]
     assert len(report.logs) == 4
     pooled = [r for r in report.scores if "2 replicates pooled" in r.model]
@@ -464,7 +464,7 @@ def test_integrity_flags_are_counted_beside_the_score_everywhere(tmp_path):
     write_eval_log(log, str(path))
     record = read_log(str(path))
     assert [r.flagged for r in score_rows(record)] == [2]
-    site = build_site([str(logs)], str(tmp_path / "site"), viewer=False)
+    site = build_site([str(logs)], catalog_design, str(tmp_path / "site"), viewer=False)
     board = json.loads((Path(site.site) / "leaderboard.json").read_text())
     assert board["tasks"][0]["rows"][0]["flagged"] == 2
     assert "2 flagged" in (Path(site.site) / "index.html").read_text()

@@ -86,6 +86,7 @@ def test_a_doctored_log_is_left_out_with_its_reason(case: str, good: Path, tmp_p
     """Each shape is one BadLog naming the field; the good log beside it is used, and the
     report's rows (its cost rows read the manifest) are made without a traceback."""
     from harness.report._data import build_report
+    from harness.suites.catalog import catalog_design
 
     edit, field = DOCTORED[case]
     bad = H.edited(good, good.parent / "bad.eval",
@@ -95,7 +96,7 @@ def test_a_doctored_log_is_left_out_with_its_reason(case: str, good: Path, tmp_p
     selection = read_logs([str(good.parent)])
     assert [r.path for r in selection.used] == [str(good)]
     assert [b.path for b in selection.left_out] == [str(bad)]
-    report = build_report([str(good.parent)])
+    report = build_report([str(good.parent)], catalog_design)
     assert [r.model for r in report.scores] == ["scripted/a"]
 
 
@@ -174,6 +175,7 @@ def test_a_tampered_log_is_marked_beside_its_score(case: str, good: Path):
 
 def test_the_site_marks_a_tampered_row(good: Path, tmp_path: Path):
     from harness.leaderboard.build import build_site
+    from harness.suites.catalog import catalog_design
 
     H.edited(
         good,
@@ -183,7 +185,7 @@ def test_the_site_marks_a_tampered_row(good: Path, tmp_path: Path):
             H.rewrite_answers(lambda s: s["target"], "C")(c),
         ),
     )
-    result = build_site([str(good.parent)], str(tmp_path / "site"), viewer=False)
+    result = build_site([str(good.parent)], catalog_design, str(tmp_path / "site"), viewer=False)
     assert not result.left_out
     numbers = json.loads((tmp_path / "site" / "leaderboard.json").read_text())
     rows = {r["model"]: r for t in numbers["tasks"] for r in t["rows"]}

@@ -5,8 +5,8 @@ import re
 from pathlib import Path
 
 import harness
+from harness.sections import ReportSection, load_section
 from harness.suites.catalog import all_suites
-from harness.suites.sections import ReportSection, load_section
 
 ROOT = Path(harness.__file__).parent
 TOP_LEVEL = {"__init__.py", "errors.py", "paths.py", "data.py", "logs.py", "plugin.py",
@@ -15,8 +15,9 @@ TOP_LEVEL = {"__init__.py", "errors.py", "paths.py", "data.py", "logs.py", "plug
              # manifest's shape, a log's own digests, numbers from outside, inert names
              "bounded_zip.py", "manifest_shape.py", "log_integrity.py", "outside_numbers.py",
              "spreadsheet.py", "terminal.py",
-             # the one registry: suites, providers, subcommands (issue 43)
-             "registry.py",
+             # the one registry: suites, providers, subcommands (issue 43); how a suite declares
+             # its report section, below both the suites and the report that renders it
+             "registry.py", "sections.py",
              # -T/-M/ROLE.KEY=VALUE values, and a suite command's run spec, which suites (floor
              # 2) use without importing eval or cli (issue 43)
              "kv_args.py", "role_eval.py",
@@ -232,3 +233,15 @@ def test_one_registry_and_the_suite_key_spelled_once():
         if path != ROOT / "registry.py" and "import_module" in text and resolver.search(text):
             offences.append(f"{path.relative_to(ROOT)}: resolves a module:NAME itself")
     assert not offences, "\n".join(offences)
+
+
+def test_readers_of_a_log_read_its_attached_design_and_never_reach_into_suites():
+    """logs, stats, the engine, models, the report, the board and the site read the design
+    (with its section and own_table) that the one lookup, passed in by the command or the eval
+    library, attached to each record: none of them imports anything under `suites/`, even late."""
+    house = _house()
+    readers = {"harness", "stats", "compare", "models", "report", "board", "leaderboard"}
+    found = house.imports()
+    reaching = [a for a in found if house.room_of(a.source) in readers
+                and house.room_of(a.target) == "suites"]  # fmt: skip
+    assert not reaching, "\n".join(f"{a.source} -> {a.target} at {a.where}" for a in reaching)

@@ -10,6 +10,7 @@ from harness.cli import main
 from harness.eval import EvalRequest, run
 from harness.report._data import build_report
 from harness.suites.arith.task import arith
+from harness.suites.catalog import catalog_design
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def _name(model: str) -> str:
 
 
 def test_pairs_use_mcnemar_and_holm(three_models):
-    data = build_report([str(three_models)])
+    data = build_report([str(three_models)], catalog_design)
     assert {r.value for r in data.scores} == {0.75, 0.5, 0.0}
     by_pair = {(_name(p.model_a), _name(p.model_b)): p for p in data.pairs}
     # good vs half: 10 discordant items, all favouring good. McNemar's asymptotic test, whose
@@ -113,7 +114,7 @@ def test_accuracy_against_budgets_for_direct_sr_and_pdr(tmp_path):
             )
         )
         assert ok
-    data = build_report([str(log_dir)])
+    data = build_report([str(log_dir)], catalog_design)
     [budgets] = [s for s in data.sections if s.section.tag == "budgets"]
     rows = {r.model.split(" (")[0]: r for r in budgets.results[0].rows}
     assert [rows[m].method for m in ("scripted/x", "sr/scripted/x", "pdr/scripted/x")] == [

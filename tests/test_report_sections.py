@@ -4,6 +4,7 @@ reported, each headed by its preset, and rendered to Markdown and HTML with its 
 from harness.eval import EvalRequest, run
 from harness.report._data import build_report
 from harness.report._render import write_report
+from harness.suites.catalog import catalog_design
 
 
 def test_a_quick_and_a_plateau_k_parity_log_are_both_reported(tmp_path):
@@ -19,7 +20,7 @@ def test_a_quick_and_a_plateau_k_parity_log_are_both_reported(tmp_path):
             )
         )
         assert ok
-    report = build_report([str(log_dir)])
+    report = build_report([str(log_dir)], catalog_design)
     assert not [r for r in report.scores if r.suite == "k-parity"]  # its section is its table
     assert not report.left_out  # neither log is superseded: their identities differ
     [section] = [s for s in report.sections if s.section.title == "k-parity"]

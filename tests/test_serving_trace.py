@@ -93,6 +93,7 @@ def test_a_slice_reaches_the_load_asked_for():
 def test_eval_end_to_end_and_the_report_section(tmp_path):
     from harness.report._data import build_report
     from harness.report._render import write_report
+    from harness.suites.catalog import catalog_design
 
     data = tmp_path / "data"
     write_trace(data, synthetic(600))  # 5 minutes
@@ -107,7 +108,7 @@ def test_eval_end_to_end_and_the_report_section(tmp_path):
     )
     ok, _, _ = run(request)
     assert ok
-    report = build_report([str(log_dir)])
+    report = build_report([str(log_dir)], catalog_design)
     (section,) = [s for s in report.sections if s.section.tag == "serving"]
     (result,) = section.results
     by = {p.policy: p for p in result.policies}

@@ -12,6 +12,7 @@ from harness.report._data import build_report
 from harness.stats._compare import compare
 from harness.stats._design import Design
 from harness.suites.arith.task import arith
+from harness.suites.catalog import catalog_design
 
 SKILL = {"good": 0.95, "mid": 0.5, "bad": 0.05}
 
@@ -59,7 +60,7 @@ def test_decided_run_stops_early_and_agrees_with_the_full_data(replays, tmp_path
         if resolution in ("a > b", "b > a") and p.significant(0.05):
             sign = 1 if (resolution == "a > b") != flipped else -1
             assert sign * p.test.estimate > 0, (p, mine)  # the same direction as the full data
-    report = build_report([str(tmp_path / "logs")])
+    report = build_report([str(tmp_path / "logs")], catalog_design)
     assert len(report.pairs) == 3 and not report.not_comparable
 
 
@@ -110,11 +111,12 @@ def test_the_site_ranks_by_the_resolved_directions(replays, tmp_path):
     from pathlib import Path
 
     from harness.leaderboard.build import build_site
+    from harness.suites.catalog import catalog_design
 
     root, _ = replays
     args = [a for n in SKILL for a in ("--model", f"replay/{root}/{n}.jsonl")]
     assert _eval(*args, "--until", "decided", "--log-dir", str(tmp_path / "l")).exit_code == 0
-    site = build_site([str(tmp_path / "l")], str(tmp_path / "site"), viewer=False)
+    site = build_site([str(tmp_path / "l")], catalog_design, str(tmp_path / "site"), viewer=False)
     board = json.loads((Path(site.site) / "leaderboard.json").read_text())
     [table] = board["tasks"]
     ranks = {row["model"].split("/")[-1].split("~")[0]: row["rank"] for row in table["rows"]}

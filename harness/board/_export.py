@@ -15,12 +15,20 @@ from collections.abc import Sequence
 
 from harness.board._table import Board, board_from
 from harness.errors import HarnessUsageError
+from harness.logs import DesignLookup
 
 
 def board_from_logs(
-    log_dirs: Sequence[str], *, task: str | None = None, scorer: str | None = None
+    log_dirs: Sequence[str],
+    designs: DesignLookup,
+    *,
+    task: str | None = None,
+    scorer: str | None = None,
 ) -> tuple[Board, str]:
     """The board of one comparable group of logs, and the group's label.
+
+    `designs` gives a suite's design by name (the catalog's `catalog_design`, which the command
+    passes); each log is read with its suite's.
 
     Raises:
         HarnessUsageError: no usable log; no log of `task`; several comparable groups (name
@@ -30,9 +38,8 @@ def board_from_logs(
     """
     from harness.compare import comparable_groups, first_scorer, problem_means, unit_clusters
     from harness.logs import read_logs
-    from harness.suites.catalog import catalog_design
 
-    selection = read_logs(log_dirs, designs=catalog_design)
+    selection = read_logs(log_dirs, designs=designs)
     records = [r for r in selection.used if task is None or r.task == task]
     if not records:
         where = f" of task {task!r}" if task else ""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessUsageError
+from harness.logs import DesignLookup
 from harness.terminal import printable
 
 _ENDPOINT_ARGS = frozenset({"base_url", "model_base_url"})  # told apart by the model, not here
@@ -126,11 +127,15 @@ def check_same_questions(samples: Sequence[Any], records: Sequence[Any]) -> None
                 )
 
 
-def history_records(dirs: Sequence[str], task: str, arms: Sequence[str]) -> list[Any]:
-    """The history's logs of `task` whose arms make the board (`arms`: its models)."""
+def history_records(
+    dirs: Sequence[str], task: str, arms: Sequence[str], designs: DesignLookup
+) -> list[Any]:
+    """The history's logs of `task` whose arms make the board (`arms`: its models).
+
+    `designs` gives a suite's design by name (the catalog's, passed down by the eval library).
+    """
     from harness.logs import read_logs
-    from harness.suites.catalog import catalog_design
 
     wanted = set(arms)
-    return [r for r in read_logs(dirs, designs=catalog_design).used
+    return [r for r in read_logs(dirs, designs=designs).used
             if r.task == task and r.identity.arm_label in wanted]  # fmt: skip

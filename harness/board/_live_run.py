@@ -23,6 +23,7 @@ from harness.board._family import cluster_visit
 from harness.board._live import LiveFamily, ModelStopper
 from harness.errors import HarnessUsageError
 from harness.eval import EvalRequest
+from harness.logs import DesignLookup
 from harness.registry import register
 
 # The family-wise level of a live run's decisions (Bonferroni over its pairs); the same as the
@@ -55,16 +56,18 @@ def _clustered_budget(req: EvalRequest, labels: Sequence[str], cluster: str) -> 
 
 def decided_tasks(
     fresh: Callable[[], list[Any]], models: Sequence[Any], req: EvalRequest, *,
-    cluster: str | None = None,
+    designs: DesignLookup, cluster: str | None = None,
 ) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
     """One task per (task, model), with stoppers; and the eval metadata to record.
 
-    `cluster` is the design's cluster key, where its items nest (see the module docstring).
+    `cluster` is the design's cluster key, where its items nest (see the module docstring);
+    `designs` gives a suite's design by name, to read `--active`'s history logs with (the
+    catalog's, which the eval library passes).
     """
     from inspect_ai import task_with
 
     if req.active:
-        return _active_tasks(fresh, models[0], req)
+        return _active_tasks(fresh, models[0], req, designs)
     per_model = [fresh() for _ in models]
     out: list[Any] = []
     orders: dict[str, list[str]] = {}
@@ -106,8 +109,8 @@ def decided_tasks(
     return out, meta
 
 
-def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
-                  req: EvalRequest) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
+def _active_tasks(fresh: Callable[[], list[Any]], model: Any, req: EvalRequest,
+                  designs: DesignLookup) -> tuple[list[Any], dict[str, Any]]:  # fmt: skip
     """One task per suite task for the added model, each with an `ActiveStopper`."""
     from inspect_ai import task_with
 
@@ -129,14 +132,14 @@ def _active_tasks(fresh: Callable[[], list[Any]], model: Any,
         name = str(task.name).split("/")[-1]
         ids = [str(s.id) for s in task.dataset][: req.limit or None]
         try:
-            history, _ = board_from_logs(req.history, task=name)
+            history, _ = board_from_logs(req.history, designs, task=name)
         except HarnessUsageError as ex:
             raise HarnessUsageError(f"--active: no usable history for task {name!r} under "
                                     f"{', '.join(req.history)}: {ex}") from None  # fmt: skip
         if str(model) in history.models:
             raise HarnessUsageError(f"--active: {model} is already in the history; the added "
                                     "model must be a new one")  # fmt: skip
-        records = history_records(req.history, name, history.models)
+        records = history_records(req.history, name, history.models, designs)
         check_new_model(str(model), req.model_args, records)
         check_same_questions(list(task.dataset)[: len(ids)], records)
         shared = [i for i in ids if i in set(history.items)]

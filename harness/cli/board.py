@@ -171,10 +171,11 @@ def export_command(
     """Write a board CSV (model,item,score) from the logs of one comparable group."""
     from harness.board import board_from_logs, write_board
     from harness.logs import log_files
+    from harness.suites.catalog import catalog_design
 
     log_files(log_dirs)  # a missing folder is named before the output is checked
     out = None if output in (None, "-") else _output(output, "-o", force=force, mark=None)
-    board_data, label = board_from_logs(log_dirs, task=task, scorer=scorer)
+    board_data, label = board_from_logs(log_dirs, catalog_design, task=task, scorer=scorer)
     try:
         write_board(board_data, out)
     except OSError as ex:

@@ -37,8 +37,16 @@ def build(
         raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha}")
     log_files(log_dirs)  # a missing folder is named before the output is checked
     folder = site_folder(out, "-o", force=force)
+    from harness.suites.catalog import catalog_design
+
     result = build_site(
-        list(log_dirs), out, title=title, viewer=not no_viewer, alpha=alpha, checked=folder
+        list(log_dirs),
+        catalog_design,
+        out,
+        title=title,
+        viewer=not no_viewer,
+        alpha=alpha,
+        checked=folder,
     )
     for bad in result.left_out:
         click.echo(f"left out {bad.path}: {bad.reason}", err=True)

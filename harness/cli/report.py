@@ -39,11 +39,12 @@ def report_command(log_dirs: tuple[str, ...], fmt: str, output: str | None, forc
     from harness.logs import log_files
     from harness.output_paths import mark_report, report_file
     from harness.report import build_report, write_report
+    from harness.suites.catalog import catalog_design
 
     log_files(log_dirs)  # a missing folder is named before the output is checked
     target = report_file(default_output(log_dirs, fmt) if output is None else output, "-o",
                          force=force, fmt=fmt)  # fmt: skip
-    data = build_report(list(log_dirs))
+    data = build_report(list(log_dirs), catalog_design)
     if not data.logs:
         first = data.left_out[0] if data.left_out else None
         why = f"{first.path}: {first.reason}" if first else "no log could be used"

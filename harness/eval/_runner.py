@@ -101,7 +101,9 @@ def run(req: EvalRequest) -> EvalResult:
             return build_tasks(suite, req.task_args, str(folder) if folder else None, req.max_work)
 
         shape = registry.get("until", req.until)  # checked: a name registered for `until`
-        tasks, decided = shape(fresh, models, req, cluster=suite.design.cluster)
+        tasks, decided = shape(
+            fresh, models, req, designs=catalog_design, cluster=suite.design.cluster
+        )
         extra.update(decided)
     ok, logs = eval_set(
         tasks,

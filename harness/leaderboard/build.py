@@ -41,6 +41,7 @@ from harness.leaderboard.site_costs import (
 )
 from harness.leaderboard.svg import forest_svg, heatmap_svg
 from harness.leaderboard.viewer import VIEWER_DIR
+from harness.logs import DesignLookup
 from harness.output_paths import OutputFolder, mark_site, site_folder, unlink_links
 from harness.spreadsheet import csv_cell  # noqa: F401 (re-exported: the site writes CSV)
 
@@ -164,6 +165,7 @@ def to_csv(data: dict[str, Any]) -> str:
 
 def build_site(
     log_dirs: list[str],
+    designs: DesignLookup,
     out: str,
     title: str = "Leaderboard",
     viewer: bool = True,
@@ -171,6 +173,9 @@ def build_site(
     checked: OutputFolder | None = None,
 ) -> BuildResult:
     """Read the logs, rank the models per task, and write the site to `out`.
+
+    `designs` gives a suite's design by name (the catalog's `catalog_design`, which the command
+    passes); each log is read with its suite's.
 
     `out` must be new, empty or built by the harness (`harness.output_paths.site_folder`),
     unless `checked` says it was checked with `--force`. The site is marked as built by the
@@ -182,7 +187,7 @@ def build_site(
     """
     start = time.perf_counter()
     folder = checked or site_folder(out, "the site folder", force=False)
-    collected = collect(log_dirs)
+    collected = collect(log_dirs, designs)
     if not collected.records:
         first = collected.bad[0] if collected.bad else None
         why = f"{first.path}: {first.reason}" if first else "no log could be used"

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.compare import Group, NotComparable, comparable_groups
-from harness.logs import BadLog, LogRecord, read_logs
+from harness.logs import BadLog, DesignLookup, LogRecord, read_logs
 
 __all__ = ["BadLog", "Collected", "collect"]
 
@@ -32,16 +32,17 @@ class Collected:
         return tuple(r for g in self.groups for r in g.records)
 
 
-def collect(dirs: Iterable[str], threads: int = 4) -> Collected:
-    """Read every log under `dirs`; group the usable ones into comparable tables."""
-    from harness.suites.catalog import catalog_design, suite_of
+def collect(dirs: Iterable[str], designs: DesignLookup, threads: int = 4) -> Collected:
+    """Read every log under `dirs`; group the usable ones into comparable tables.
 
-    selection = read_logs(dirs, threads, designs=catalog_design)
+    `designs` gives a suite's design by name (the catalog's `catalog_design`, which the command
+    passes); a log whose design says its section is its table (`own_table`) is left out here.
+    """
+    selection = read_logs(dirs, threads, designs=designs)
     used: list[LogRecord] = []
     bad = list(selection.left_out)
     for record in selection.used:
-        suite = suite_of(record.suite)
-        if suite is not None and suite.own_table:
+        if record.design.own_table:
             bad.append(BadLog(record.path, "its suite's own section reports it: `harness report`"))
         else:
             used.append(record)

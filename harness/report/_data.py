@@ -28,11 +28,11 @@ from harness.compare import (
     group_pairs,
     score_rows,
 )
-from harness.logs import BadLog, LogRecord, read_logs
+from harness.logs import BadLog, DesignLookup, LogRecord, read_logs
 from harness.report._budgets import BUDGETS
 from harness.report._section_guard import build_guarded
 from harness.report._sections import SectionOutput
-from harness.suites.sections import ReportSection, load_section
+from harness.sections import ReportSection, load_section
 
 GENERIC_SECTIONS: tuple[ReportSection, ...] = (BUDGETS,)
 
@@ -62,25 +62,27 @@ class ReportData:
 
 
 def _suite_parts(records: list[LogRecord]) -> tuple[list[LogRecord], dict[str, list]]:
-    """Records of the generic path, and the own-table suites' records by section path."""
-    from harness.suites.catalog import suite_of
+    """Records of the generic path, and the sectioned suites' records by section path.
 
+    Each log's section and `own_table` are read from the design attached to its record.
+    """
     generic: list[LogRecord] = []
     sectioned: dict[str, list[LogRecord]] = {}
     for record in records:
-        suite = suite_of(record.suite)
-        if suite is not None and suite.section:
-            sectioned.setdefault(suite.section, []).append(record)
-        if suite is None or not suite.own_table:
+        if record.design.section:
+            sectioned.setdefault(record.design.section, []).append(record)
+        if not record.design.own_table:
             generic.append(record)
     return generic, sectioned
 
 
-def build_report(dirs: list[str]) -> ReportData:
-    """Scores, Holm-corrected paired comparisons and sections for every log under `dirs`."""
-    from harness.suites.catalog import catalog_design
+def build_report(dirs: list[str], designs: DesignLookup) -> ReportData:
+    """Scores, Holm-corrected paired comparisons and sections for every log under `dirs`.
 
-    selection = read_logs(dirs, designs=catalog_design)
+    `designs` gives a suite's design by name (the catalog's `catalog_design`, which the command
+    passes); it is attached to each log's record where the log is read.
+    """
+    selection = read_logs(dirs, designs=designs)
     generic, sectioned = _suite_parts(list(selection.used))
     groups, refused = comparable_groups(generic)
     scores: list[SummaryRow] = []

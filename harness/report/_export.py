@@ -19,8 +19,8 @@ from harness.compare import PairResult, SummaryRow, comparable_groups, group_pai
 from harness.logs import LogRecord
 from harness.report._data import ReportData
 from harness.report._sections import SectionOutput
+from harness.sections import load_section
 from harness.stats import clean_json
-from harness.suites.sections import load_section
 
 
 def _pair(p: PairResult) -> dict[str, Any]:
@@ -57,16 +57,14 @@ def report_json(data: ReportData) -> dict[str, Any]:
 
 def eval_json(rows: Sequence[SummaryRow], records: Sequence[LogRecord]) -> dict[str, Any]:
     """What `harness eval --json` prints: the score rows, the pairs, and the suites' sections."""
-    from harness.suites.catalog import suite_of
-
-    generic = [r for r in records if not ((s := suite_of(r.suite)) and s.own_table)]
+    generic = [r for r in records if not r.design.own_table]
     groups, _ = comparable_groups(generic)
     pairs = [p for g in groups for p in group_pairs(g)]
-    paths = sorted({s.section for r in records if (s := suite_of(r.suite)) and s.section})
+    paths = sorted({r.design.section for r in records if r.design.section})
     outputs = []
     for path in paths:
         section = load_section(path)
-        mine = [r for r in records if (s := suite_of(r.suite)) and s.section == path]
+        mine = [r for r in records if r.design.section == path]
         outputs.append(SectionOutput(section, tuple(section.build(mine))))
     from harness.report._cost import cost_row
 

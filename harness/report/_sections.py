@@ -1,6 +1,6 @@
 """The suites' report sections rendered to Markdown and HTML.
 
-A suite declares its section (`harness.suites.sections`: `ReportSection`, `SectionView`); this
+A suite declares its section (`harness.sections`: `ReportSection`, `SectionView`); this
 module holds a section with its results (`SectionOutput`) and renders any view the same way.
 A suite whose section is its table (`Suite.own_table`, the suites that train) gets no row in the
 generic score table.
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.suites.sections import ReportSection
+from harness.sections import ReportSection
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,11 @@ class Design:
         baseline: The family rule: None, all pairs; a name, each arm against that arm.
         per_metric: Whether each metric is its own Holm family.
         metrics: (metric name, design) for metrics that differ from this design.
+        section: `module:NAME` of the suite's report section (a `harness.sections.ReportSection`),
+            or None. The catalog declares it beside the suite and `catalog_design` attaches it,
+            so the report and the site read it from a log's record, never from the catalog.
+        own_table: The section is the suite's table: no row in the generic score table and no
+            generic pairs (needs a section).
 
     """
 
@@ -100,6 +105,8 @@ class Design:
     baseline: str | None = None
     per_metric: bool = True
     metrics: tuple[tuple[str, Design], ...] = ()
+    section: str | None = None
+    own_table: bool = False
 
     def __post_init__(self) -> None:
         """Refuse an unknown value, an empty support or a flattering error rule; fill defaults.
@@ -134,6 +141,8 @@ class Design:
             best_side = p > self.worst if self.higher else p < self.worst
             if math.isfinite(self.worst) and best_side:
                 raise ValueError(f"penalty {p} flatters: the worst value is {self.worst}")
+        if self.own_table and not self.section:
+            raise ValueError("own_table needs a section: the section is then the suite's table")
         names = [name for name, _ in self.metrics]
         if len(set(names)) != len(names):
             raise ValueError(f"a metric is declared twice in {names}")

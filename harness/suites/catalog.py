@@ -4,13 +4,14 @@ This is the one place that names suites, and where each declares its experimenta
 (`Suite.design`: unit, cluster, score type, settings), which every comparison reads.
 Importing it registers each suite in `harness.registry` (kind "suite"), with the providers and
 the command group its entry declares (kinds "provider" and "command"); every part is a
-`module:NAME` string, imported only when used. Everything else asks the registry: `harness
-report` renders a suite's `section`, `harness validate` runs its `validate`, and a suite whose
-section is its table (`own_table`) gets no row in the generic score table.
+`module:NAME` string, imported only when used. `harness validate` asks the registry for a
+suite's `validate`; a log's `section` and `own_table` (no row in the generic score table) travel
+on the design `catalog_design` attaches to its record, which the report and the site read.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -339,7 +340,9 @@ def catalog_design(suite: str) -> Design:
     looks a suite up again.
     """
     known = suite_of(suite)
-    return known.design if known is not None else Design()
+    if known is None:
+        return Design()
+    return dataclasses.replace(known.design, section=known.section, own_table=known.own_table)
 
 
 def suite_of_task(task_path: str) -> Suite:

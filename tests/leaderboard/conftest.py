@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.leaderboard.build import BuildResult, build_site
+from harness.suites.catalog import catalog_design
 from tests.leaderboard.logs import template_log, write_variant
 
 MODELS = {"openai/strong": 0.95, "local/middle": 0.9, "scripted/weak": 0.2}
@@ -39,4 +40,4 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildRes
                          accuracy=0.5, seed=3)  # fmt: skip
     half.write_bytes(half.read_bytes()[: half.stat().st_size // 2])
     site = work / "site"
-    return site, build_site([str(logs)], str(site), title="Test board")
+    return site, build_site([str(logs)], catalog_design, str(site), title="Test board")

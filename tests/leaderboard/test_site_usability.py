@@ -9,6 +9,7 @@ from harness.leaderboard.build import build_site
 from harness.leaderboard.pages import board_rows
 from harness.leaderboard.ranking import ModelRow, TaskTable
 from harness.stats._intervals import Interval
+from harness.suites.catalog import catalog_design
 from tests.leaderboard.logs import template_log, write_variant
 
 
@@ -34,7 +35,7 @@ def test_no_local_folder_reaches_pages_file_names_csv_or_json(tmp_path):
                       accuracy=0.5, seed=k)  # fmt: skip
     (logs / "broken.eval").write_bytes(b"PK not a zip")
     site = tmp_path / "site"
-    build_site([str(logs)], str(site), viewer=False)
+    build_site([str(logs)], catalog_design, str(site), viewer=False)
     published = [p for p in site.rglob("*") if p.is_file()]
     for path in published:
         assert "ann-secret-folder" not in str(path.relative_to(site))
@@ -64,7 +65,7 @@ def test_hostile_scores_and_a_300_character_model_are_left_out_or_shown_not_fata
         for score in sample.scores.values():
             score.value = value  # type: ignore[assignment]
     write_eval_log(log, str(hostile))
-    result = build_site([str(logs)], str(tmp_path / "site"), viewer=False)
+    result = build_site([str(logs)], catalog_design, str(tmp_path / "site"), viewer=False)
     assert result.logs >= 2
     assert all(len(p.name) < 255 for p in (tmp_path / "site").rglob("*"))
     assert Path(tmp_path / "site" / "index.html").is_file()

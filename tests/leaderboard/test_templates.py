@@ -24,6 +24,7 @@ from harness.leaderboard.pages import ASSETS, asset, slug
 from harness.leaderboard.ranking import ModelRow, PairResult, TaskTable
 from harness.leaderboard.svg import COLOURS, HEAT_SCALE, P_CLASSES, forest_svg, heatmap_svg
 from harness.stats._intervals import Interval
+from harness.suites.catalog import catalog_design
 from tests.leaderboard.logs import template_log
 
 # Markup in every field a log controls. Each payload is distinct, so a test can say which leaked.
@@ -73,7 +74,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     half = _log(template, logs / BAD_NAME, model="x/half", variant="v", seed=4)
     half.write_bytes(half.read_bytes()[: half.stat().st_size // 2])
     site = work / "site"
-    build_site([str(logs)], str(site), title=f"Board {MODEL_IMG}")
+    build_site([str(logs)], catalog_design, str(site), title=f"Board {MODEL_IMG}")
     return site
 
 

@@ -15,6 +15,7 @@ from harness.models.sample_context import bind_sample
 from harness.report._data import build_report
 from harness.scorers.calibrated_judge import calibrated_judge
 from harness.stats._judge_calibration import rogan_gladen_from_labels
+from harness.suites.catalog import catalog_design
 
 N = 200
 rng = np.random.default_rng(7)
@@ -64,7 +65,7 @@ def test_corrected_score_matches_rogan_gladen_on_the_same_split(tmp_path):
     assert abs(corrected.value - truth) < abs(naive.value - truth)
     assert corrected.ci_low <= truth <= corrected.ci_high
 
-    report = build_report([str(tmp_path / "logs")])
+    report = build_report([str(tmp_path / "logs")], catalog_design)
     assert {"judge (naive)", "judge (corrected)"} <= {r.metric for r in report.scores}
 
 

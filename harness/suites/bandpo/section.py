@@ -7,11 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.stats import Interval, PairEstimate
-from harness.suites.bandpo.claims import steps_text
-from harness.suites.bandpo.log_numbers import BandReport
-from harness.suites.bandpo.results import build_report, load_runs
-from harness.suites.sections import (
+from harness.sections import (
     Figure,
     Table,
     pyplot,
@@ -19,6 +15,10 @@ from harness.suites.sections import (
     save_figure,
     section_view,
 )
+from harness.stats import Interval, PairEstimate
+from harness.suites.bandpo.claims import steps_text
+from harness.suites.bandpo.log_numbers import BandReport
+from harness.suites.bandpo.results import build_report, load_runs
 
 CLAIMS = (
     "The paper's claims and the spec's checks, which way each came out here (differences "

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.sections import pyplot
 from harness.stats import Comparison, compare
 from harness.suites.catalog import suite_of_task
 from harness.suites.causaldpo.claims import claims_of
-from harness.suites.sections import pyplot
 
 SPLITS = (("val", "IID val"), ("iid", "IID"), ("ood", "OOD"), ("ood_h2", "OOD-H′"))
 KINDS = (("ndcg10", "NDCG@10"), ("hr10", "HR@10"), ("pop1", "Pop@1"), ("orr10", "ORRatio@10"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from harness.sections import Table, png_figure, runs_section, section_view
 from harness.stats import PairEstimate
 from harness.suites.causaldpo.results import (
     BASELINE,
@@ -14,7 +15,6 @@ from harness.suites.causaldpo.results import (
     load_runs,
     plot_iid_ood,
 )
-from harness.suites.sections import Table, png_figure, runs_section, section_view
 
 CHECKS = (
     "Acceptance checks (specs/causaldpo.md §5): differences against DPO on the same seeds, the "

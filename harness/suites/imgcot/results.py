@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.sections import pyplot
 from harness.stats import Interval, PairEstimate, estimate, pair_family
 from harness.suites.catalog import suite_of_task
 from harness.suites.imgcot.runs import ARMS, LATENT_ARMS
-from harness.suites.sections import pyplot
 
 # unit: seed; accuracy in [0, 1]; the spec's pairs
 DESIGN = suite_of_task(f"{__package__}.task:imgcot").design

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from harness.sections import png_figure, runs_section, section_view
 from harness.suites.imgcot.results import (
     build_imgcot_report,
     imgcot_tables,
     load_imgcot_runs,
     plot_accuracy_tokens,
 )
-from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,

@@ -27,6 +27,7 @@ import numpy as np
 
 from harness.compare import SummaryRow, comparable_groups, p_text, score_rows
 from harness.logs import LogRecord, parse_score, read_samples
+from harness.sections import pyplot, save_figure
 from harness.stats import PairedTest, Tally
 from harness.suites.catalog import suite_of_task
 from harness.suites.iwg.dynamics import (
@@ -38,7 +39,6 @@ from harness.suites.iwg.dynamics import (
     Series,
 )
 from harness.suites.iwg.identify import NOT_IDENTIFIABLE
-from harness.suites.sections import pyplot, save_figure
 
 # unit: instance; bounded scores; a Holm family per metric
 DESIGN = suite_of_task(f"{__package__}.task:iwg").design

@@ -7,8 +7,8 @@ a plot of H(t) with the fit beside a goodness-of-fit panel.
 
 from __future__ import annotations
 
+from harness.sections import Figure, ReportSection, section_view
 from harness.suites.iwg.results import build_reports, notes, plot_curves, tables
-from harness.suites.sections import Figure, ReportSection, section_view
 
 view = section_view(
     heading=lambda report: report.heading,

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.sections import pyplot, save_figure
 from harness.stats import (
     POSITIVE,
     Interval,
@@ -50,7 +51,6 @@ from harness.stats import (
     rejects,
 )
 from harness.suites.catalog import suite_of_task
-from harness.suites.sections import pyplot, save_figure
 
 # unit: seed; final accuracy is bounded in [0, 1]
 DESIGN = suite_of_task(f"{__package__}.task:k_parity").design

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.logs import LogRecord
+from harness.sections import Figure, per_log_section, preset_of, section_view
 from harness.suites.k_parity.results import (
     ParityReport,
     build_parity_report,
@@ -10,7 +11,6 @@ from harness.suites.k_parity.results import (
     parity_tables,
     plot_curves,
 )
-from harness.suites.sections import Figure, per_log_section, preset_of, section_view
 
 PARITY_CLAIMS = (
     "What it shows (steps to 0.99 paired by seed, a seed that never generalises counted as the "

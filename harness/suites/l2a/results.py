@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.sections import pyplot
 from harness.stats import Interval, estimate, pair_family
 from harness.suites.catalog import suite_of_task
-from harness.suites.sections import pyplot
 
 # unit: seed; CE unbounded; every arm against full
 DESIGN = suite_of_task(f"{__package__}.task:l2a_recall").design

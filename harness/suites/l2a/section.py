@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from harness.sections import png_figure, runs_section, section_view
 from harness.suites.l2a.results import build_l2a_report, l2a_tables, load_l2a_runs, plot_l2a
-from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.sections import pyplot
 from harness.stats import POSITIVE, Interval, estimate, pair_family
 from harness.suites.catalog import suite_of_task
-from harness.suites.sections import pyplot
 
 # unit: seed; unbounded scores; a family per target
 DESIGN = suite_of_task(f"{__package__}.task:lokra_fit").design

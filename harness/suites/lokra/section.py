@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from harness.sections import png_figure, runs_section, section_view
 from harness.suites.lokra.results import (
     build_lokra_report,
     load_lokra_runs,
     lokra_tables,
     plot_lokra,
 )
-from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,

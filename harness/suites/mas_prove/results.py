@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from harness.logs import LogRecord, SampleScore, parse_score
+from harness.sections import pyplot, save_figure
 from harness.stats import POSITIVE, Interval, PairedTest, estimate, pair_family
 from harness.suites.catalog import suite_of_task
 from harness.suites.mas_prove.toy_check import COUNT_KEYS, ToyCheck, toy_check
-from harness.suites.sections import pyplot, save_figure
 
 CONFIG_KEYS = ("mp_pattern", "mp_verifier", "mp_granularity", "mp_context")
 # unit: item (problem, seed); cluster: mp_problem

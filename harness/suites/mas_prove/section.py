@@ -1,6 +1,6 @@
 """mas-prove's report section: the grid against no verification, the toy-model check, the plot.
 
-Declared in the catalog (`Suite.section`); one result per log (`harness.suites.sections`).
+Declared in the catalog (`Suite.section`); one result per log (`harness.sections`).
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from harness.compare import p_text
+from harness.sections import Figure, Table, per_log_section, section_view
 from harness.stats import Interval, PairedTest, rejects
 from harness.suites.mas_prove.results import (
     DESIGN,
@@ -15,7 +16,6 @@ from harness.suites.mas_prove.results import (
     build_mas_report,
     plot_gain_vs_tokens,
 )
-from harness.suites.sections import Figure, Table, per_log_section, section_view
 
 NOTES = (
     "How to read it (intervals 95%; differences paired per item, clustered by problem, against "

@@ -1,13 +1,13 @@
 """posttrainbench's report section: agents' weighted scores, runs, flags, pairs with the base.
 
-Declared in the catalog (`Suite.section`); one result per log (`harness.suites.sections`).
+Declared in the catalog (`Suite.section`); one result per log (`harness.sections`).
 """
 
 from __future__ import annotations
 
 from harness.logs import LogRecord, load_training_runs
+from harness.sections import per_log_section, section_view
 from harness.suites.posttrainbench.results import RUN_KEYS, PtbReport, build_report, report_tables
-from harness.suites.sections import per_log_section, section_view
 
 
 def _build(heading: str, record: LogRecord) -> PtbReport:

@@ -18,16 +18,14 @@ changed recipe trains afresh.
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import string
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from harness.paths import cache_dir
+from harness.paths import cache_dir, cached_build
 from harness.suites.posttrainbench.benchmarks import BENCHMARKS, rows, splits
 
 CHARS = string.printable[:95] + "\n"  # printable ASCII (space included) and newline
@@ -216,18 +214,13 @@ def _cached(name: str, cfg: TinyConfig, make: Callable[[Path], Path]) -> Path:
 
     key = json.dumps({"name": name, **asdict(cfg)}, sort_keys=True)
     path = cache_dir() / "models" / f"{name}-{format(hash_str(key), 'x')[:10]}"
-    if (path / "harness_tiny.json").exists():
-        return path
-    tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")  # concurrent trainers don't clash
-    shutil.rmtree(tmp, ignore_errors=True)
-    with deterministic(cfg.threads):
-        make(tmp)
-    (tmp / "harness_tiny.json").write_text(json.dumps({"name": name, "config": asdict(cfg)}))
-    if path.exists():  # another process finished first; keep its copy
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        tmp.replace(path)
-    return path
+
+    def build(tmp: Path) -> None:
+        with deterministic(cfg.threads):
+            make(tmp)
+        (tmp / "harness_tiny.json").write_text(json.dumps({"name": name, "config": asdict(cfg)}))
+
+    return cached_build(path, "harness_tiny.json", build)
 
 
 def base_checkpoint(cfg: TinyConfig = TinyConfig()) -> Path:

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from harness.logs import load_training_runs
+from harness.sections import pyplot
 from harness.stats import Design, Interval, PairEstimate, estimate, pair_family
 from harness.suites.protokv.runs import ARMS, TOKEN_BASELINES
-from harness.suites.sections import pyplot
 
 BEST = "best token baseline"
 CHECK_DELAY, SHORT_DELAY = 32, 4  # spec §5 checks 4-6

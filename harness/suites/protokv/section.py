@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from harness.sections import png_figure, runs_section, section_view
 from harness.suites.protokv.results import (
     build_protokv_report,
     load_protokv_runs,
     plot_protokv,
     protokv_tables,
 )
-from harness.suites.sections import png_figure, runs_section, section_view
 
 view = section_view(
     heading=lambda report: report.label,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.sections import pyplot, save_figure
 from harness.suites.provenance.results import ProvenanceReport, rate_interval
-from harness.suites.sections import pyplot, save_figure
 
 
 def plot_power(report: ProvenanceReport, stem: Path) -> list[str]:

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from harness.logs import LogRecord, load_training_runs
+from harness.sections import log_heading, preset_of
 from harness.stats import POSITIVE, Design, Interval, estimate, pair_family
 from harness.suites.catalog import suite_of_task
-from harness.suites.sections import log_heading, preset_of
 
 # unit: seed; scores unbounded (-log10 p, excess)
 DESIGN = suite_of_task(f"{__package__}.task:provenance_detect").design

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from harness.sections import Plot, ReportSection, SectionView, Table
 from harness.suites.provenance.plots import plot_pareto, plot_power, plot_students
 from harness.suites.provenance.results import (
     Check,
@@ -16,7 +17,6 @@ from harness.suites.provenance.results import (
     fmt,
     rate_interval,
 )
-from harness.suites.sections import Plot, ReportSection, SectionView, Table
 
 
 def _fpr_table(r: ProvenanceReport) -> Table | None:

@@ -37,8 +37,8 @@ import numpy as np
 
 from harness.compare import comparable_groups
 from harness.logs import LogRecord, read_samples
+from harness.sections import pyplot, save_figure
 from harness.stats import Design, Interval, PairEstimate, Tally, cluster_quantile_interval
-from harness.suites.sections import pyplot, save_figure
 
 QUANTILES = (0.5, 0.95, 0.99)
 SLO_POINTS = 200  # thresholds on the attainment curve

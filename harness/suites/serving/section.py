@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.suites.sections import Figure, ReportSection, section_view
+from harness.sections import Figure, ReportSection, section_view
 from harness.suites.serving.results import build_reports, plot, tables
 
 view = section_view(

@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 
 from harness.logs import parse_score
+from harness.sections import pyplot
 from harness.stats import POSITIVE, Interval, PairedTest, estimate, pair_family, ratio_interval
 from harness.suites.catalog import suite_of_task
-from harness.suites.sections import pyplot
 
 METRICS = ("tpf", "apf", "apt")
 # unit: item (seed, prompt); cluster: seed; exact match 0/1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.suites.sections import png_figure, runs_section, section_view
+from harness.sections import png_figure, runs_section, section_view
 from harness.suites.team.results import build_team_report, load_team_runs, plot_team, team_tables
 
 view = section_view(

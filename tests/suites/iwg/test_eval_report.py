@@ -45,9 +45,10 @@ def test_report_section_and_leaderboard_show_the_suite(logs, tmp_path):
     from harness.leaderboard.build import build_site
     from harness.report._data import build_report
     from harness.report._render import write_report
+    from harness.suites.catalog import catalog_design
 
     log_dir, _ = logs
-    data = build_report([str(log_dir)])
+    data = build_report([str(log_dir)], catalog_design)
     (section,) = [s for s in data.sections if s.section.tag == "iwg"]
     (result,) = section.results
     fits = dict(result.fits)
@@ -62,7 +63,7 @@ def test_report_section_and_leaderboard_show_the_suite(logs, tmp_path):
     assert text.count("placeholder model (ours), not the paper's equation") >= 2
     assert "oscillating" in text and "robust" in text
     assert any(f.endswith(".png") and ".iwg-" in f for f in files)
-    site = build_site([str(log_dir)], str(tmp_path / "site"), viewer=False)
+    site = build_site([str(log_dir)], catalog_design, str(tmp_path / "site"), viewer=False)
     assert site.logs == 2
     assert (tmp_path / "site" / "suite" / "iwg.html").is_file()
     assert "iwg/diffuser" in (tmp_path / "site" / "index.html").read_text()
