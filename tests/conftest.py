@@ -28,3 +28,16 @@ def data_dir() -> Path:
     if not (SHARED_DATA / "aime" / "aime2024.jsonl").is_file():
         pytest.fail(f"shared data not found at {SHARED_DATA}; set HARNESS_DATA_DIR")
     return SHARED_DATA
+
+
+@pytest.fixture
+def no_gc_collect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skip `gc.collect()`, which statsmodels' `multipletests` runs on every call.
+
+    In a test worker that holds torch models a full collection costs up to half a second, so a
+    test checking our corrections against `multipletests` on many families spent most of its
+    time there (18 s of 40 calls); a collection never changes a result.
+    """
+    import gc
+
+    monkeypatch.setattr(gc, "collect", lambda generation=2: 0)
