@@ -316,6 +316,9 @@ def main() -> None:
         action="store_true",
         help="Only compare Holm with Bonferroni on the simulated boards.",
     )
+    parser.add_argument("--add-only", metavar="TEXT", default=None,
+                        help="Only the add-model tables whose board name holds TEXT "
+                             "(for example MMLU).")  # fmt: skip
     parser.add_argument("--write-judges", metavar="CSV", default=None,
                         help="Only write the LLMBar judges board CSV.")  # fmt: skip
     args = parser.parse_args()
@@ -355,14 +358,14 @@ def main() -> None:
             holm_report(name, board, truth, orders=max(2, orders // 5) if big else orders,
                         alpha=alpha)  # fmt: skip
         return
-    for name, (board, truth) in boards:
+    for name, (board, truth) in [] if args.add_only else boards:
         big = len(board.models) > 20
         for target in ("population", "board"):
             report(name, board, truth, orders=max(2, orders // 5) if big else orders,
                    alpha=alpha, target=target, fixed_orders=1 if big else 3)  # fmt: skip
     if (root / "judges" / "llmbar").is_dir():
         judges = judges_board(root)
-        for target in ("population", "board"):
+        for target in () if args.add_only else ("population", "board"):
             report("LLMBar judges", judges, None, orders=20 if args.quick else args.judge_orders,
                    fixed_orders=20, alpha=alpha, target=target)  # fmt: skip
     else:
@@ -391,6 +394,9 @@ def main() -> None:
     if args.quick:
         adds = [("IRT 2PL, a ~ 2", irt_board(21, 400, seed=6, near_ties=0,
                                              discrimination=2.0)[0], None, 1)]  # fmt: skip
+    if args.add_only:
+        adds = [a for a in adds if args.add_only.lower() in a[0].lower()]
+        judges = judges if args.add_only.lower() in "llmbar judges" else None
     for name, board, probs, rank in adds:
         add_model_report(name, board, probs, width=0.1 if args.quick else 0.05, reps=reps,
                          alpha=alpha, every=max(1, len(board.models) // 6), rank=rank)  # fmt: skip
