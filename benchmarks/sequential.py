@@ -319,6 +319,15 @@ def main() -> None:
     parser.add_argument("--add-only", metavar="TEXT", default=None,
                         help="Only the add-model tables whose board name holds TEXT "
                              "(for example MMLU).")  # fmt: skip
+    parser.add_argument("--stop-only", metavar="TEXT", default=None,
+                        help="Only the stopping tables of boards whose name holds TEXT "
+                             "(for example 5,000 or LLMBar).")  # fmt: skip
+    parser.add_argument(
+        "--target",
+        choices=("population", "board"),
+        default=None,
+        help="Only this target in the stopping tables (default: both).",
+    )
     parser.add_argument("--write-judges", metavar="CSV", default=None,
                         help="Only write the LLMBar judges board CSV.")  # fmt: skip
     args = parser.parse_args()
@@ -358,20 +367,24 @@ def main() -> None:
             holm_report(name, board, truth, orders=max(2, orders // 5) if big else orders,
                         alpha=alpha)  # fmt: skip
         return
+    targets = (args.target,) if args.target else ("population", "board")
+    if args.stop_only:
+        boards = [b for b in boards if args.stop_only.lower() in b[0].lower()]
     for name, (board, truth) in [] if args.add_only else boards:
         big = len(board.models) > 20
-        for target in ("population", "board"):
+        for target in targets:
             report(name, board, truth, orders=max(2, orders // 5) if big else orders,
                    alpha=alpha, target=target, fixed_orders=1 if big else 3)  # fmt: skip
     if (root / "judges" / "llmbar").is_dir():
         judges = judges_board(root)
-        for target in () if args.add_only else ("population", "board"):
+        wanted = not args.stop_only or args.stop_only.lower() in "llmbar judges"
+        for target in targets if wanted and not args.add_only else ():
             report("LLMBar judges", judges, None, orders=20 if args.quick else args.judge_orders,
                    fixed_orders=20, alpha=alpha, target=target)  # fmt: skip
     else:
         judges = None
         print(f"\nLLMBar judges: no data under {root}/judges/llmbar; set HARNESS_DATA_DIR")
-    if args.sequential_only:
+    if args.sequential_only or args.stop_only:
         return
     print("\n--- adding one model with history: --active against random order (both anytime, "
           "for the board's items), and the oracle fixed-n SRS at the same width ---")  # fmt: skip
