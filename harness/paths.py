@@ -53,6 +53,11 @@ def cached_build(path: Path, marker: str, build: Callable[[Path], None]) -> Path
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process dies
         if (path / marker).is_file():  # another process built it while this one waited
             return path
+        if path.exists():  # a build is renamed into place only with its marker: not ours
+            raise HarnessUsageError(
+                f"cache folder {path} exists without its {marker}: it was not built by the "
+                f"harness, or was damaged; move it away to rebuild it"
+            )
         tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         try:
@@ -62,8 +67,6 @@ def cached_build(path: Path, marker: str, build: Callable[[Path], None]) -> Path
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        if path.exists():  # a stale copy without its marker: replaced
-            shutil.rmtree(path, ignore_errors=True)
         tmp.replace(path)
     return path
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import HarnessUsageError
 from harness.paths import cached_build
 
 
@@ -63,3 +64,12 @@ def test_a_failed_or_unmarked_build_leaves_nothing_and_the_next_ask_builds(tmp_p
     assert cached_build(target, "done.json", good) == target
     assert cached_build(target, "done.json", good) == target
     assert len(calls) == 1
+
+
+def test_a_folder_without_its_marker_is_left_alone_and_named(tmp_path):
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "mine.txt").write_text("a user's file")
+    with pytest.raises(HarnessUsageError, match="without its done.json"):
+        cached_build(target, "done.json", lambda tmp: None)
+    assert (target / "mine.txt").read_text() == "a user's file"
