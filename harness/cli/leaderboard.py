@@ -32,13 +32,12 @@ def build(
     from harness.leaderboard.build import build_site
     from harness.logs import log_files
     from harness.output_paths import site_folder
+    from harness.suites.catalog import catalog_design
 
     if not 0 < alpha < 1:
         raise HarnessUsageError(f"--alpha must be in (0, 1), got {alpha}")
     log_files(log_dirs)  # a missing folder is named before the output is checked
     folder = site_folder(out, "-o", force=force)
-    from harness.suites.catalog import catalog_design
-
     result = build_site(
         list(log_dirs),
         catalog_design,
