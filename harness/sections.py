@@ -1,8 +1,10 @@
 """How a suite declares its report section: what a result shows, and how it is built from logs.
 
 A suite names its section in the catalog (`Suite.section`, a `module:NAME` path to a
-`ReportSection`); `harness report` loads it (`load_section`) and renders it (`harness.report`),
-so the report never names a suite and no suite imports the report:
+`ReportSection`); the catalog's design lookup attaches it to each log's record
+(`record.design.section`), and `harness report` loads it (`load_section`) and renders it
+(`harness.report`), so the report never names a suite and no suite imports the report. This
+module sits at the top of the package, below both:
 
 - `build(records)` turns the suite's logs into frozen results, one per log it reports
   (`per_log_section`) or one per group of logs;
