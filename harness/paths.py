@@ -59,6 +59,11 @@ def cached_build(path: Path, marker: str, build: Callable[[Path], None]) -> Path
                 f"harness, or was damaged; move it away to rebuild it"
             )
         tmp = path.with_name(f"{path.name}.partial-{os.getpid()}")
+        if tmp.is_symlink() or (tmp.exists() and not tmp.is_dir()):
+            raise HarnessUsageError(f"cache path {tmp} is a link or a file, not a build folder "
+                                    f"of the harness; move it away")  # fmt: skip
+        # a real folder by this name is a build of ours that a killed process (with this
+        # process's id) left: this process's private name, under the lock
         shutil.rmtree(tmp, ignore_errors=True)
         try:
             build(tmp)

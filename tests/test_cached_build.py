@@ -73,3 +73,17 @@ def test_a_folder_without_its_marker_is_left_alone_and_named(tmp_path):
     with pytest.raises(HarnessUsageError, match="without its done.json"):
         cached_build(target, "done.json", lambda tmp: None)
     assert (target / "mine.txt").read_text() == "a user's file"
+
+
+def test_a_link_where_the_build_folder_goes_is_refused_and_its_target_kept(tmp_path):
+    import os
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not the harness's")
+    target = tmp_path / "cache" / "model"
+    target.parent.mkdir()
+    (target.parent / f"model.partial-{os.getpid()}").symlink_to(elsewhere)
+    with pytest.raises(HarnessUsageError, match="a link or a file"):
+        cached_build(target, "done.json", lambda tmp: None)
+    assert (elsewhere / "keep.txt").read_text() == "not the harness's"
